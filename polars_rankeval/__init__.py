@@ -1,0 +1,42 @@
+"""polars_rankeval: trec_eval-exact ranking metrics as Polars expressions.
+
+Importing the package registers the ``rank_eval`` namespace on ``pl.DataFrame``,
+``pl.LazyFrame`` and ``pl.Expr``.
+"""
+
+from __future__ import annotations
+
+from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateItemError,
+    InvalidOptionError,
+    RankEvalError,
+    UnknownMetricError,
+)
+from polars_rankeval.evaluate import evaluate
+from polars_rankeval.expr import metric_expr
+from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
+from polars_rankeval.metrics import Metric
+from polars_rankeval.registry import known_metrics, parse_metric
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "DuplicateItemError",
+    "InvalidOptionError",
+    "Metric",
+    "RankEvalError",
+    "UnknownMetricError",
+    "__version__",
+    "evaluate",
+    "join_run_qrels",
+    "known_metrics",
+    "metric_expr",
+    "parse_metric",
+    "read_trec_qrels",
+    "read_trec_run",
+]

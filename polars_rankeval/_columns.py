@@ -1,0 +1,129 @@
+"""The long-format input contract: column names, dtype checks and the validated frame."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the four contract columns plus the optional grouping keys.
+
+    Parameters
+    ----------
+    query, item, score, relevance
+        Column names in the user's table.
+    by
+        Extra keys (e.g. a model or date column). Each combination of ``by`` values is
+        evaluated as a separate run, so the ranking partition is ``(*by, query)``.
+    """
+
+    query: str = "query"
+    item: str = "item"
+    score: str = "score"
+    relevance: str = "relevance"
+    by: tuple[str, ...] = ()
+
+    @property
+    def partition(self) -> list[str]:
+        """Columns that identify one ranked list."""
+        return [*self.by, self.query]
+
+
+def make_columns(
+    *,
+    query: str,
+    item: str,
+    score: str,
+    relevance: str,
+    by: str | Sequence[str] | None,
+) -> Columns:
+    """Build :class:`Columns`, checking that the names are usable strings."""
+    by_tuple: tuple[str, ...] = () if by is None else (by,) if isinstance(by, str) else tuple(by)
+    for option, name in (
+        ("query", query),
+        ("item", item),
+        ("score", score),
+        ("relevance", relevance),
+        *(("by", b) for b in by_tuple),
+    ):
+        if not isinstance(name, str):
+            msg = f"option {option}= must be a column name (str), got {name!r}"
+            raise InvalidOptionError(msg)
+    roles = [query, item, score, relevance]
+    if len(set(roles)) != len(roles):
+        msg = (
+            "options query=, item=, score= and relevance= must name four different columns, "
+            f"got {roles}"
+        )
+        raise InvalidOptionError(msg)
+    clash = set(by_tuple) & set(roles)
+    if clash:
+        msg = f"by= must not repeat the query/item/score/relevance columns: {sorted(clash)}"
+        raise InvalidOptionError(msg)
+    return Columns(query=query, item=item, score=score, relevance=relevance, by=by_tuple)
+
+
+def check_schema(
+    schema: pl.Schema,
+    columns: Columns,
+    *,
+    need_score: bool = True,
+    need_relevance: bool = True,
+) -> None:
+    """Raise a clear error if a column is missing or has an unusable dtype.
+
+    Reading the schema of a LazyFrame does not read its data, so this keeps evaluation lazy.
+    """
+    present = list(schema.names())
+    wanted = [
+        *(("by", b) for b in columns.by),
+        ("query", columns.query),
+        ("item", columns.item),
+    ]
+    if need_relevance:
+        wanted.append(("relevance", columns.relevance))
+    if need_score:
+        wanted.append(("score", columns.score))
+    for option, name in wanted:
+        if name not in schema:
+            msg = (
+                f"column {name!r} (option {option}=) is not in the input; "
+                f"columns present: {present}"
+            )
+            raise ColumnNotFoundError(msg)
+    if need_score:
+        score_dtype = schema[columns.score]
+        if not (score_dtype.is_numeric() or score_dtype == pl.Null):
+            msg = (
+                f"column {columns.score!r} (score) must be numeric (int or float), "
+                f"got {score_dtype}"
+            )
+            raise ColumnTypeError(msg)
+    rel_dtype = schema[columns.relevance] if need_relevance else pl.Int64
+    if not (rel_dtype.is_integer() or rel_dtype in (pl.Boolean, pl.Null)):
+        msg = (
+            f"column {columns.relevance!r} (relevance) must hold integer labels "
+            f"(as trec_eval qrels do), got {rel_dtype}; cast it, e.g. "
+            f"pl.col({columns.relevance!r}).cast(pl.Int64), after checking no label has a "
+            "fraction"
+        )
+        raise ColumnTypeError(msg)
+    for option, name in (("query", columns.query), ("item", columns.item)):
+        dtype = schema[name]
+        if dtype.is_nested() or dtype == pl.Null:
+            msg = f"column {name!r} ({option} id) must be a scalar id (str, int, ...), got {dtype}"
+            raise ColumnTypeError(msg)
+
+
+def check_relevance_level(relevance_level: object) -> int:
+    """Validate ``relevance_level=``: an integer, like trec_eval ``-l``."""
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        msg = f"relevance_level= must be an int (like trec_eval -l), got {relevance_level!r}"
+        raise InvalidOptionError(msg)
+    return relevance_level

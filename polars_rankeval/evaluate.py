@@ -1,0 +1,221 @@
+"""Frame-level evaluation: the typed functions behind ``df.rank_eval`` / ``lf.rank_eval``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, TypeVar, overload
+
+import polars as pl
+
+from polars_rankeval._columns import Columns, check_relevance_level, check_schema, make_columns
+from polars_rankeval.context import RankingContext, ranked_frame
+from polars_rankeval.errors import DuplicateItemError, InvalidOptionError
+from polars_rankeval.metrics._base import Metric
+from polars_rankeval.registry import resolve_metrics
+
+MissingQueries = Literal["skip", "zero"]
+Engine = Literal["auto", "in-memory", "streaming"]
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+_N_LABELLED = "__rke_n_labelled"
+_N_RETRIEVED = "__rke_n_retrieved"
+_N_ROWS = "__rke_n_rows"
+_N_ITEMS = "__rke_n_items"
+
+
+def _check_choice(option: str, value: object, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        msg = f"option {option}= must be one of {list(allowed)}, got {value!r}"
+        raise InvalidOptionError(msg)
+
+
+def _raise_on_duplicates(columns: Columns) -> pl.Expr:
+    """Lazily fail the query when any list holds the same item twice (trec_eval does too).
+
+    The check runs on the small per-query frame, inside the plan, so a LazyFrame stays lazy
+    and the error surfaces at ``collect()``.
+    """
+
+    def check(extra_rows: pl.Series) -> pl.Series:
+        n_lists = int((extra_rows > 0).sum())
+        if n_lists:
+            msg = (
+                f"{int(extra_rows.sum())} duplicate ({columns.query!r}, {columns.item!r}) rows in "
+                f"{n_lists} ranked list(s): each item may appear once per query (as in "
+                "trec_eval). Deduplicate the input first, e.g. keep the highest score per item."
+            )
+            raise DuplicateItemError(msg)
+        return extra_rows
+
+    extra = pl.col(_N_ROWS) - pl.col(_N_ITEMS)
+    return extra.map_batches(check, return_dtype=pl.get_index_type(), is_elementwise=True)
+
+
+def _per_query_plan(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    resolved: list[tuple[str, Metric]],
+    relevance_level: int,
+    missing_queries: MissingQueries,
+) -> pl.LazyFrame:
+    ranked, ctx = ranked_frame(lf, columns, relevance_level)
+    partials = _collect_partials(ctx, [metric for _, metric in resolved])
+    bookkeeping = {
+        _N_LABELLED: ctx.has_label.sum(),
+        _N_RETRIEVED: ctx.retrieved.sum(),
+        _N_ROWS: pl.len(),
+        _N_ITEMS: pl.col(columns.item).n_unique(),
+    }
+    grouped = ranked.group_by(columns.partition).agg(
+        **{key: expr for key, expr in {**partials, **bookkeeping}.items()}
+    )
+    # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
+    # have judgments but no retrieved row.
+    evaluated = pl.col(_N_LABELLED) > 0
+    if missing_queries == "skip":
+        evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
+    checked = grouped.with_columns(_raise_on_duplicates(columns).alias(_N_ROWS)).filter(evaluated)
+    return checked.select(
+        *columns.partition,
+        *(metric.value(pl.col).alias(label) for label, metric in resolved),
+    ).sort(columns.partition)
+
+
+def _collect_partials(ctx: RankingContext, metrics: list[Metric]) -> dict[str, pl.Expr]:
+    partials: dict[str, pl.Expr] = {}
+    for metric in metrics:
+        partials.update(metric.partials(ctx))
+    return partials
+
+
+def _summary(
+    per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: tuple[str, ...]
+) -> pl.LazyFrame:
+    aggregations = [
+        (pl.col(label).sum() if metric.summary == "sum" else pl.col(label).mean()).alias(label)
+        for label, metric in resolved
+    ]
+    if not by:
+        return per_query.select(aggregations)
+    return per_query.group_by(list(by)).agg(aggregations).sort(list(by))
+
+
+@overload
+def evaluate(
+    data: pl.DataFrame,
+    metrics: Sequence[str | Metric] | str | Metric,
+    *,
+    per_query: bool = ...,
+    by: str | Sequence[str] | None = ...,
+    relevance_level: int = ...,
+    missing_queries: MissingQueries = ...,
+    query: str = ...,
+    item: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+    engine: Engine = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def evaluate(
+    data: pl.LazyFrame,
+    metrics: Sequence[str | Metric] | str | Metric,
+    *,
+    per_query: bool = ...,
+    by: str | Sequence[str] | None = ...,
+    relevance_level: int = ...,
+    missing_queries: MissingQueries = ...,
+    query: str = ...,
+    item: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+    engine: Engine = ...,
+) -> pl.LazyFrame: ...
+
+
+def evaluate(
+    data: pl.DataFrame | pl.LazyFrame,
+    metrics: Sequence[str | Metric] | str | Metric,
+    *,
+    per_query: bool = False,
+    by: str | Sequence[str] | None = None,
+    relevance_level: int = 1,
+    missing_queries: MissingQueries = "skip",
+    query: str = "query",
+    item: str = "item",
+    score: str = "score",
+    relevance: str = "relevance",
+    engine: Engine = "auto",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Evaluate ranking metrics over a long-format table, one row per (query, item).
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame (e.g. ``pl.scan_parquet(...)``). A LazyFrame gives a LazyFrame
+        back and nothing is read until you collect it.
+    metrics
+        Metric strings (case-insensitive; ``"ndcg@10"``, ``"map"``, ``"P_5"`` ...) or
+        :class:`~polars_rankeval.metrics.Metric` objects. Each becomes one output column,
+        named exactly as given.
+    per_query
+        Return one row per evaluated query (with the ``by`` keys) instead of the means.
+    by
+        Columns whose values split the table into separate runs, e.g. ``"model"``.
+    relevance_level
+        Labels ``>= relevance_level`` are relevant (trec_eval ``-l``); ndcg/dcg ignore it.
+    missing_queries
+        ``"skip"`` (default, trec_eval) drops queries that have judgments but no retrieved row;
+        ``"zero"`` scores them on an empty ranking (trec_eval ``-c``).
+    query, item, score, relevance
+        Column names.
+    engine
+        Polars engine used to collect when ``data`` is a DataFrame.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        Means over evaluated queries (``num_*`` counts are summed), one row per ``by`` group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> log = pl.DataFrame(
+    ...     {
+    ...         "query": ["q1", "q1", "q1", "q2", "q2"],
+    ...         "item": ["a", "b", "c", "a", "d"],
+    ...         "score": [0.9, 0.8, None, 0.5, 0.7],
+    ...         "relevance": [1, 0, 2, 1, None],
+    ...     }
+    ... )
+    >>> rke.evaluate(log, ["p@1", "mrr", "map"])
+    shape: (1, 3)
+    ┌─────┬──────┬──────────┐
+    │ p@1 ┆ mrr  ┆ map      │
+    │ --- ┆ ---  ┆ ---      │
+    │ f64 ┆ f64  ┆ f64      │
+    ╞═════╪══════╪══════════╡
+    │ 0.5 ┆ 0.75 ┆ 0.5      │
+    └─────┴──────┴──────────┘
+    """
+    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
+    level = check_relevance_level(relevance_level)
+    _check_choice("missing_queries", missing_queries, ["skip", "zero"])
+    _check_choice("engine", engine, ["auto", "in-memory", "streaming"])
+    if not isinstance(per_query, bool):
+        msg = f"option per_query= must be True or False, got {per_query!r}"
+        raise InvalidOptionError(msg)
+    resolved = resolve_metrics(metrics)
+    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"data must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise InvalidOptionError(msg)
+    lf = data.lazy()
+    check_schema(lf.collect_schema(), columns)
+    plan = _per_query_plan(lf, columns, resolved, level, missing_queries)
+    if not per_query:
+        plan = _summary(plan, resolved, columns.by)
+    if isinstance(data, pl.DataFrame):
+        return plan.collect(engine=engine)
+    return plan

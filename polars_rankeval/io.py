@@ -1,0 +1,89 @@
+"""Building the long-format table: TREC file readers and the run/judgments join."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from polars_rankeval._columns import check_schema, make_columns
+from polars_rankeval.errors import InvalidOptionError
+
+
+def _whitespace_fields(path: str | Path, names: list[str]) -> pl.LazyFrame:
+    """Scan a whitespace-separated text file (TREC files mix tabs and runs of spaces)."""
+    lines = pl.scan_csv(
+        path,
+        has_header=False,
+        separator="\x1f",  # a byte TREC files never hold: one column per line
+        quote_char=None,
+        new_columns=["line"],
+        schema_overrides={"line": pl.String},
+    )
+    fields = pl.col("line").str.extract_all(r"\S+")
+    return lines.filter(fields.list.len() > 0).select(
+        fields.list.get(i, null_on_oob=True).alias(name) for i, name in enumerate(names)
+    )
+
+
+def read_trec_run(path: str | Path) -> pl.LazyFrame:
+    """Scan a TREC run file ``qid Q0 docno rank score tag`` into ``(query, item, score)``.
+
+    The rank column is ignored, as in trec_eval; columns after the tag are ignored too.
+    Scores are parsed as 64-bit floats (trec_eval 10).
+    """
+    raw = _whitespace_fields(path, ["query", "_iter", "item", "_rank", "score"])
+    return raw.select("query", "item", pl.col("score").cast(pl.Float64))
+
+
+def read_trec_qrels(path: str | Path) -> pl.LazyFrame:
+    """Scan a TREC qrels file ``qid iter docno rel`` into ``(query, item, relevance)``."""
+    raw = _whitespace_fields(path, ["query", "_iter", "item", "relevance"])
+    return raw.select("query", "item", pl.col("relevance").cast(pl.Int64))
+
+
+def join_run_qrels(
+    run: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    *,
+    query: str = "query",
+    item: str = "item",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> pl.LazyFrame:
+    """Full outer join of a run ``(query, item, score)`` and judgments ``(query, item, relevance)``.
+
+    Judged rows missing from the run get a null score (judged, not retrieved); retrieved rows
+    missing from the judgments get a null relevance (unjudged).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query": ["q"], "item": ["a"], "score": [1.0]})
+    >>> qrels = pl.DataFrame({"query": ["q", "q"], "item": ["a", "b"], "relevance": [1, 2]})
+    >>> join_run_qrels(run, qrels).collect().sort("item")
+    shape: (2, 4)
+    ┌───────┬──────┬───────┬───────────┐
+    │ query ┆ item ┆ score ┆ relevance │
+    │ ---   ┆ ---  ┆ ---   ┆ ---       │
+    │ str   ┆ str  ┆ f64   ┆ i64       │
+    ╞═══════╪══════╪═══════╪═══════════╡
+    │ q     ┆ a    ┆ 1.0   ┆ 1         │
+    │ q     ┆ b    ┆ null  ┆ 2         │
+    └───────┴──────┴───────┴───────────┘
+    """
+    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=None)
+    for name, frame in (("run", run), ("qrels", qrels)):
+        if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
+            msg = f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}"
+            raise InvalidOptionError(msg)
+    run_lf, qrels_lf = run.lazy(), qrels.lazy()
+    check_schema(run_lf.collect_schema(), columns, need_relevance=False)
+    check_schema(qrels_lf.collect_schema(), columns, need_score=False)
+    return run_lf.select(query, item, score).join(
+        qrels_lf.select(query, item, relevance),
+        on=[query, item],
+        how="full",
+        coalesce=True,
+        nulls_equal=False,
+    )

@@ -1,0 +1,39 @@
+"""Count measures, summed over queries as trec_eval does: ``num_ret``, ``num_rel``,
+``num_rel_ret`` and ``num_q``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankeval.context import RankingContext
+from polars_rankeval.metrics._base import Metric, Partials, hits_partial, num_rel_partial
+
+
+def num_ret() -> Metric:
+    """Number of retrieved rows (rows with a score)."""
+
+    def partials(ctx: RankingContext) -> Partials:
+        return {"num_ret": ctx.retrieved.sum()}
+
+    return Metric("num_ret", partials, lambda p: p("num_ret").cast(pl.Int64), summary="sum")
+
+
+def num_rel() -> Metric:
+    """Number of relevant judged rows, retrieved or not (``R``)."""
+    return Metric("num_rel", num_rel_partial, lambda p: p("num_rel").cast(pl.Int64), summary="sum")
+
+
+def num_rel_ret() -> Metric:
+    """Number of relevant rows retrieved."""
+    return Metric(
+        "num_rel_ret",
+        lambda ctx: hits_partial(ctx, None),
+        lambda p: p("hits").cast(pl.Int64),
+        summary="sum",
+    )
+
+
+def num_q() -> Metric:
+    """Number of evaluated queries (1 per query, summed)."""
+    return Metric("num_q", lambda ctx: {}, lambda p: pl.lit(1, dtype=pl.Int64), summary="sum")
