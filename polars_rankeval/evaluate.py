@@ -66,9 +66,7 @@ def _per_query_plan(
         _N_ROWS: pl.len(),
         _N_ITEMS: pl.col(columns.item).n_unique(),
     }
-    grouped = ranked.group_by(columns.partition).agg(
-        **{key: expr for key, expr in {**partials, **bookkeeping}.items()}
-    )
+    grouped = ranked.group_by(columns.partition).agg(**partials, **bookkeeping)
     # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
     # have judgments but no retrieved row.
     evaluated = pl.col(_N_LABELLED) > 0
@@ -190,15 +188,17 @@ def evaluate(
     ...         "relevance": [1, 0, 2, 1, None],
     ...     }
     ... )
+    >>> # q1 ranks a (relevant), b; c is judged relevant but not retrieved, so R = 2.
+    >>> # q2 ranks d (unjudged), then a (relevant).
     >>> rke.evaluate(log, ["p@1", "mrr", "map"])
     shape: (1, 3)
-    ┌─────┬──────┬──────────┐
-    │ p@1 ┆ mrr  ┆ map      │
-    │ --- ┆ ---  ┆ ---      │
-    │ f64 ┆ f64  ┆ f64      │
-    ╞═════╪══════╪══════════╡
-    │ 0.5 ┆ 0.75 ┆ 0.5      │
-    └─────┴──────┴──────────┘
+    ┌─────┬──────┬─────┐
+    │ p@1 ┆ mrr  ┆ map │
+    │ --- ┆ ---  ┆ --- │
+    │ f64 ┆ f64  ┆ f64 │
+    ╞═════╪══════╪═════╡
+    │ 0.5 ┆ 0.75 ┆ 0.5 │
+    └─────┴──────┴─────┘
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     level = check_relevance_level(relevance_level)

@@ -77,13 +77,13 @@ class _MetricMethods(Generic[ResultT]):
         ... )
         >>> log.rank_eval.ndcg(k=10)
         shape: (1, 1)
-        ┌──────────┐
-        │ ndcg@10  │
-        │ ---      │
-        │ f64      │
-        ╞══════════╡
-        │ 0.63093  │
-        └──────────┘
+        ┌─────────┐
+        │ ndcg@10 │
+        │ ---     │
+        │ f64     │
+        ╞═════════╡
+        │ 0.63093 │
+        └─────────┘
         """
         return self._one("ndcg", k, options)
 
@@ -109,14 +109,14 @@ class _FrameNamespace(_MetricMethods[FrameT]):
     """
 
     def __init__(self, frame: FrameT) -> None:
-        self._frame = frame
+        self._frame: FrameT = frame
 
     def evaluate(self, metrics: Sequence[str | Metric] | str | Metric, **options: Any) -> FrameT:
         """Evaluate several metrics in one pass; see :func:`polars_rankeval.evaluate`."""
         return evaluate(self._frame, metrics, **options)
 
     def _one(self, name: str, k: int | None, options: dict[str, Any]) -> FrameT:
-        return evaluate(self._frame, [_spec(name, k)], **options)
+        return self.evaluate([_spec(name, k)], **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")

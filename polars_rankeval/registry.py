@@ -23,8 +23,13 @@ def _no_cutoff(builder: Callable[[], Metric]) -> Callable[[int | None], Metric]:
 
 
 def _required(builder: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
-    # The parser guarantees k is set for "required" families; the builder validates it.
-    return lambda k: builder(k)  # type: ignore[arg-type]
+    def build(k: int | None) -> Metric:
+        if k is None:  # the parser checks this first; kept for direct calls
+            msg = "this metric needs a cutoff k"
+            raise InvalidOptionError(msg)
+        return builder(k)
+
+    return build
 
 
 _FAMILIES: dict[str, _Family] = {

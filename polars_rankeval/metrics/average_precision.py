@@ -1,5 +1,6 @@
-"""Rank-position measures: average precision (``map``, ``map@k``) and reciprocal rank
-(``mrr``, ``mrr@k``).
+"""Rank-position measures: average precision and reciprocal rank.
+
+``map``, ``map@k`` (trec_eval ``map``, ``map_cut_k``) and ``mrr``, ``mrr@k`` (``recip_rank``).
 """
 
 from __future__ import annotations

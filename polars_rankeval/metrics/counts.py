@@ -1,5 +1,6 @@
-"""Count measures, summed over queries as trec_eval does: ``num_ret``, ``num_rel``,
-``num_rel_ret`` and ``num_q``.
+"""Count measures, summed over queries as trec_eval does.
+
+``num_ret``, ``num_rel``, ``num_rel_ret`` and ``num_q``.
 """
 
 from __future__ import annotations

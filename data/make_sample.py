@@ -1,0 +1,61 @@
+"""Generate ``data/sample.parquet``: a small two-system evaluation log in long format.
+
+Run ``python data/make_sample.py`` to rebuild it (deterministic, seeded).
+
+Each of 3,000 queries has a pool of 30 candidate items, of which about two thirds are judged
+with graded labels 0-3. Two systems ("bm25" and "neural") each retrieve 20 items per query with
+scores that correlate with the labels to different degrees (some scores tie). The long format
+holds, per system and query, every retrieved item (with its label, or null when unjudged) and
+every judged item the system did not retrieve (null score).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+N_QUERIES = 3_000
+POOL = 30
+DEPTH = 20
+SYSTEMS = {"bm25": 0.6, "neural": 1.2}  # signal strength of each system's scores
+
+
+def make_sample(seed: int = 7) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = N_QUERIES * POOL
+    query = np.repeat(np.arange(N_QUERIES), POOL)
+    item = rng.integers(0, 10**6, size=n)
+    # Graded labels, mostly non-relevant; about a third of the pool is unjudged.
+    label = rng.choice([0, 1, 2, 3], size=n, p=[0.70, 0.17, 0.09, 0.04])
+    judged = rng.random(n) < 0.67
+    frames = []
+    for system, signal in SYSTEMS.items():
+        score = np.round(signal * label + rng.normal(size=n), 2)  # 2 decimals: some ties
+        pool = pl.DataFrame(
+            {
+                "query": query,
+                "item": item,
+                "score": score,
+                "label": label,
+                "judged": judged,
+            }
+        ).unique(["query", "item"], keep="first", maintain_order=True)
+        retrieved = pl.col("score").rank("ordinal", descending=True).over("query") <= DEPTH
+        frames.append(
+            pool.filter(retrieved | pl.col("judged")).select(
+                pl.lit(system).alias("system"),
+                pl.format("q{}", pl.col("query").cast(pl.String).str.zfill(4)).alias("query"),
+                pl.format("d{}", pl.col("item")).alias("item"),
+                pl.when(retrieved).then(pl.col("score")).alias("score"),
+                pl.when(pl.col("judged")).then(pl.col("label")).cast(pl.Int8).alias("relevance"),
+            )
+        )
+    return pl.concat(frames).sort("system", "query", "item")
+
+
+if __name__ == "__main__":
+    out = Path(__file__).with_name("sample.parquet")
+    make_sample().write_parquet(out, statistics=True)
+    print(f"wrote {out}")
