@@ -37,6 +37,7 @@ def _raise_on_duplicates(columns: Columns) -> pl.Expr:
     """
 
     def check(extra_rows: pl.Series) -> pl.Series:
+        # Returns an all-true mask: the plan must *use* it, or projection pushdown prunes it.
         n_lists = int((extra_rows > 0).sum())
         if n_lists:
             msg = (
@@ -45,10 +46,10 @@ def _raise_on_duplicates(columns: Columns) -> pl.Expr:
                 "trec_eval). Deduplicate the input first, e.g. keep the highest score per item."
             )
             raise DuplicateItemError(msg)
-        return extra_rows
+        return extra_rows == 0
 
     extra = pl.col(_N_ROWS) - pl.col(_N_ITEMS)
-    return extra.map_batches(check, return_dtype=pl.get_index_type(), is_elementwise=True)
+    return extra.map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
 
 
 def _per_query_plan(
@@ -72,7 +73,7 @@ def _per_query_plan(
     evaluated = pl.col(_N_LABELLED) > 0
     if missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    checked = grouped.with_columns(_raise_on_duplicates(columns).alias(_N_ROWS)).filter(evaluated)
+    checked = grouped.filter(_raise_on_duplicates(columns) & evaluated)
     return checked.select(
         *columns.partition,
         *(metric.value(pl.col).alias(label) for label, metric in resolved),
