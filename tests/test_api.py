@@ -295,14 +295,18 @@ def test_cli_reports_errors_without_traceback(capsys):
     assert "unknown metric 'nope'" in capsys.readouterr().err
 
 
-def test_cli_entry_point_runs_as_module():
+def test_quickstart_command_runs_as_module():
     result = subprocess.run(
-        [sys.executable, "-m", "polars_rankeval.cli", "--help"],
+        [sys.executable, "-m", "polars_rankeval", "data/sample.parquet", "--by", "system"],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     )
-    assert "relevance" in result.stdout
+    lines = result.stdout.splitlines()
+    assert "ndcg@10" in lines[1]
+    assert any("bm25" in line for line in lines)
+    assert any("neural" in line for line in lines)
 
 
 def test_sample_generator_reproduces_committed_sample():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -16,15 +16,20 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by the test extra")
+needs_ruff = pytest.mark.skipif(
+    importlib.util.find_spec("ruff") is None, reason="ruff is installed by the test extra"
+)
+
+
+@needs_ruff
 def test_ruff_lint():
-    result = _run("ruff", "check", ".")
+    result = _run(sys.executable, "-m", "ruff", "check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by the test extra")
+@needs_ruff
 def test_ruff_format():
-    result = _run("ruff", "format", "--check", ".")
+    result = _run(sys.executable, "-m", "ruff", "format", "--check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
