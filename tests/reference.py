@@ -151,9 +151,7 @@ class Query:
     def bpref(self) -> float:
         # m_bpref.c: judged non-relevant = label in [0, level)
         n_nonrel = sum(
-            1
-            for label in self.labels.values()
-            if self.is_judged(label) and not self.is_rel(label)
+            1 for label in self.labels.values() if self.is_judged(label) and not self.is_rel(label)
         )
         total = 0.0
         nonrel_so_far = 0
@@ -163,9 +161,7 @@ class Query:
                 continue  # unjudged (null or negative label): skipped
             if self.is_rel(label):
                 if nonrel_so_far > 0:
-                    total += 1.0 - min(nonrel_so_far, self.num_rel) / min(
-                        n_nonrel, self.num_rel
-                    )
+                    total += 1.0 - min(nonrel_so_far, self.num_rel) / min(n_nonrel, self.num_rel)
                 else:
                     total += 1.0
             else:

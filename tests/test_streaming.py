@@ -1,0 +1,157 @@
+"""Every metric plans onto the streaming engine, and evaluating a LazyFrame stays lazy.
+
+For each metric family (and multi-metric evaluations with ``by=``, ``per_query=`` and
+``missing_queries=``), the physical plan that the streaming engine would run over a
+``pl.scan_parquet`` source must contain no in-memory fallback node: neither an
+``in-memory-map`` nor any node drawn in the "in-memory engine fallback" colour.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as rke
+
+# One metric string per family, with a cutoff where the family takes one.
+METRICS = [
+    "p@5",
+    "recall@5",
+    "success@5",
+    "hit_rate@5",
+    "hits@5",
+    "f1@5",
+    "judged@5",
+    "map",
+    "map@5",
+    "mrr",
+    "mrr@5",
+    "ndcg",
+    "ndcg@5",
+    "dcg",
+    "dcg@5",
+    "r_precision",
+    "bpref",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "num_q",
+]
+
+LOG = pl.DataFrame(
+    {
+        "system": ["A"] * 7 + ["B"] * 6,
+        "query": ["q1", "q1", "q1", "q1", "q2", "q2", "q3", "q1", "q1", "q1", "q2", "q2", "q4"],
+        "item": ["a", "b", "c", "z", "a", "d", "e", "a", "b", "c", "a", "d", "f"],
+        # nulls: judged but not retrieved; ties within q1
+        "score": [1.0, 1.0, 0.5, None, 2.0, None, 1.0, 0.1, 0.2, 0.3, None, None, 1.0],
+        # nulls: retrieved but unjudged; -1: pooled but unjudged
+        "relevance": [1, 0, None, 2, -1, 1, None, 1, 0, None, 3, 1, 2],
+    }
+)
+
+
+def _family(name: str) -> str:
+    try:
+        metric = rke.parse_metric(name)
+    except rke.InvalidOptionError:  # a family that needs a cutoff
+        metric = rke.parse_metric(f"{name}@5")
+    return metric.name.partition("@")[0]
+
+
+def test_every_family_is_covered() -> None:
+    covered = {_family(metric) for metric in METRICS}
+    assert {_family(name) for name in rke.known_metrics()} <= covered
+
+
+@pytest.fixture
+def log_path(tmp_path: Path) -> Path:
+    path = tmp_path / "log.parquet"
+    LOG.write_parquet(path)
+    return path
+
+
+def _node_labels(dot: str) -> list[str]:
+    """``(first label line, fill colour)`` of every node of a graphviz plan."""
+    nodes = re.findall(r'^\s*\d+ \[label="((?:[^"\\]|\\.)*)"(.*?)\];\s*$', dot, flags=re.M)
+    return [f"{label.split(chr(92) + 'n')[0]} {attrs.strip(',')}".strip() for label, attrs in nodes]
+
+
+def assert_streams(plan: pl.LazyFrame) -> None:
+    dot = plan.show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
+    assert isinstance(dot, str)
+    labels = _node_labels(dot)
+    assert labels, dot
+    assert "in-memory-map" not in dot, f"in-memory-map in the streaming plan; nodes: {labels}"
+    # the legend names the colour of in-memory fallback nodes; no node may carry it
+    legend = re.search(r'COLOR="([^"]+)">⬤</FONT> in-memory engine fallback', dot)
+    assert legend is not None, dot
+    fallback = [label for label in labels if f'fillcolor="{legend[1]}"' in label]
+    assert not fallback, f"in-memory fallback nodes {fallback}; all nodes: {labels}"
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize("metric", METRICS)
+def test_single_metric_streams(log_path: Path, metric: str, per_query: bool) -> None:
+    plan = rke.evaluate(pl.scan_parquet(log_path), [metric], per_query=per_query)
+    assert isinstance(plan, pl.LazyFrame)
+    assert_streams(plan)
+
+
+@pytest.mark.parametrize("missing_queries", ["skip", "zero"])
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize("by", [None, ["system"]])
+def test_all_metrics_stream(
+    log_path: Path, by: list[str] | None, per_query: bool, missing_queries: str
+) -> None:
+    options = {"by": by, "per_query": per_query, "missing_queries": missing_queries}
+    plan = rke.evaluate(pl.scan_parquet(log_path), METRICS, **options)
+    assert isinstance(plan, pl.LazyFrame)
+    assert_streams(plan)
+    # and the streamed result equals the eager DataFrame path
+    eager = rke.evaluate(LOG if by else LOG.filter(pl.col("system") == "A"), METRICS, **options)
+    if not by:
+        plan = rke.evaluate(
+            pl.scan_parquet(log_path).filter(pl.col("system") == "A"), METRICS, **options
+        )
+    assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_relevance_level_streams(log_path: Path) -> None:
+    plan = rke.evaluate(pl.scan_parquet(log_path), METRICS, by="system", relevance_level=2)
+    assert_streams(plan)
+
+
+def test_join_run_qrels_streams(tmp_path: Path) -> None:
+    run_path, qrels_path = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    LOG.filter(pl.col("score").is_not_null()).select("query", "item", "score").unique(
+        ["query", "item"]
+    ).write_parquet(run_path)
+    LOG.filter(pl.col("relevance").is_not_null()).select("query", "item", "relevance").unique(
+        ["query", "item"]
+    ).write_parquet(qrels_path)
+    joined = rke.join_run_qrels(pl.scan_parquet(run_path), pl.scan_parquet(qrels_path))
+    plan = rke.evaluate(joined, METRICS, per_query=True)
+    assert_streams(plan)
+
+
+def test_lazy_input_reads_nothing_until_collect(log_path: Path) -> None:
+    plan = rke.evaluate(pl.scan_parquet(log_path), METRICS, by="system", per_query=True)
+    assert isinstance(plan, pl.LazyFrame)
+    # building the plan read at most the schema: once the file is gone, only collect fails
+    log_path.unlink()
+    with pytest.raises(FileNotFoundError):
+        plan.collect()
+
+
+def test_lazy_result_equals_dataframe_result(log_path: Path) -> None:
+    for per_query in (False, True):
+        lazy = rke.evaluate(pl.scan_parquet(log_path), METRICS, by="system", per_query=per_query)
+        eager = rke.evaluate(LOG, METRICS, by="system", per_query=per_query)
+        assert isinstance(eager, pl.DataFrame)
+        for engine in ("in-memory", "streaming"):
+            assert_frame_equal(lazy.collect(engine=engine), eager, rel_tol=1e-12, abs_tol=1e-15)
