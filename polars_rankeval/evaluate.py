@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypeVar, overload
+from typing import Literal, TypeVar
 
 import polars as pl
 
@@ -99,42 +99,8 @@ def _summary(
     return per_query.group_by(list(by)).agg(aggregations).sort(list(by))
 
 
-@overload
 def evaluate(
-    data: pl.DataFrame,
-    metrics: Sequence[str | Metric] | str | Metric,
-    *,
-    per_query: bool = ...,
-    by: str | Sequence[str] | None = ...,
-    relevance_level: int = ...,
-    missing_queries: MissingQueries = ...,
-    query: str = ...,
-    item: str = ...,
-    score: str = ...,
-    relevance: str = ...,
-    engine: Engine = ...,
-) -> pl.DataFrame: ...
-
-
-@overload
-def evaluate(
-    data: pl.LazyFrame,
-    metrics: Sequence[str | Metric] | str | Metric,
-    *,
-    per_query: bool = ...,
-    by: str | Sequence[str] | None = ...,
-    relevance_level: int = ...,
-    missing_queries: MissingQueries = ...,
-    query: str = ...,
-    item: str = ...,
-    score: str = ...,
-    relevance: str = ...,
-    engine: Engine = ...,
-) -> pl.LazyFrame: ...
-
-
-def evaluate(
-    data: pl.DataFrame | pl.LazyFrame,
+    data: FrameT,
     metrics: Sequence[str | Metric] | str | Metric,
     *,
     per_query: bool = False,
@@ -146,7 +112,7 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     engine: Engine = "auto",
-) -> pl.DataFrame | pl.LazyFrame:
+) -> FrameT:
     """Evaluate ranking metrics over a long-format table, one row per (query, item).
 
     Parameters

@@ -11,11 +11,10 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
-from polars_rankeval.evaluate import evaluate
+from polars_rankeval.evaluate import FrameT, evaluate
 from polars_rankeval.expr import IntoExpr, metric_expr
 from polars_rankeval.metrics._base import Metric
 
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 
 
