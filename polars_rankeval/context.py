@@ -5,14 +5,22 @@ A ranked list is one ``(*by, query)`` partition. For each row the context gives
 * ``retrieved``: the row has a score (a null score is judged but not retrieved);
 * ``rank``: 1-based position under trec_eval's rule (score descending, then the item's
   string form descending in byte order); null when not retrieved;
-* ``relevant``: ``relevance >= relevance_level`` (and the label is not negative);
+* ``label``: the relevance label as Int64 (null when unjudged);
+* ``relevant``: ``label >= relevance_level`` (and the label is not negative);
 * ``judged``: the row has a non-negative label (negative = pooled but unjudged, as trec_eval);
 * ``gain``: the label when positive, else 0 (linear gain, as trec_eval ``ndcg``);
-* ``relevant_rank`` / ``judged_rank``: how many relevant / judged retrieved rows sit at or
-  above this one (null for other rows), i.e. running counts written as ranks so they also
-  work inside ``group_by().agg()``;
+* ``relevant_rank`` / ``judged_rank`` / ``labelled_rank``: how many relevant / judged /
+  labelled retrieved rows sit at or above this one (null for other rows): running counts
+  written as ranks, so they also work inside ``group_by().agg()``;
 * ``ideal_rank``: position of the row in the ideal ordering of all judged gains;
-* ``num_rel`` / ``num_judged_nonrel``: per-list totals broadcast to every row.
+* ``num_rel`` / ``num_judged_nonrel`` / ``max_label``: per-list totals broadcast to every row.
+
+With ``ties="expected"`` the context also describes each group of tied scores (McSherry &
+Najork 2008): its size ``t``, relevant count ``r``, the number of rows above it ``c``, the
+row's offset inside it, the relevant rows above it, and the probability that the group's first
+positions up to this one hold no relevant row. ``rel_weight`` and ``judged_weight`` are then
+the group averages, which turns every metric that is linear in per-position terms into its
+expectation over all orderings of the ties.
 
 The same expressions serve two settings: the frame-level path materialises them as window
 columns (``.over(partition)``, which stream), and the expression namespace inlines them inside
@@ -22,13 +30,32 @@ a ``group_by().agg()`` where each group already is one list.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._columns import Columns
+from polars_rankeval.errors import InvalidOptionError
 
 Window = Callable[[pl.Expr], pl.Expr]
+Ties = Literal["trec", "expected"]
+TIES: tuple[Ties, ...] = ("trec", "expected")
+
+
+@dataclass(frozen=True)
+class TieGroups:
+    """Per-row description of the row's group of tied scores (``ties="expected"``)."""
+
+    size: pl.Expr
+    relevant: pl.Expr
+    judged: pl.Expr
+    start: pl.Expr
+    offset: pl.Expr
+    relevant_above: pl.Expr
+    none_through: pl.Expr
+    none_before: pl.Expr
+    spread: Window
 
 
 @dataclass(frozen=True)
@@ -37,15 +64,30 @@ class RankingContext:
 
     retrieved: pl.Expr
     rank: pl.Expr
+    label: pl.Expr
     relevant: pl.Expr
     judged: pl.Expr
     has_label: pl.Expr
     gain: pl.Expr
     relevant_rank: pl.Expr
     judged_rank: pl.Expr
+    labelled_rank: pl.Expr
     ideal_rank: pl.Expr
     num_rel: pl.Expr
     num_judged_nonrel: pl.Expr
+    max_label: pl.Expr
+    rel_weight: pl.Expr
+    judged_weight: pl.Expr
+    over: Window
+    running_sum: Window
+    ties: Ties = "trec"
+    tie: TieGroups | None = None
+    extra: dict[str, pl.Expr] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> bool:
+        """Whether metrics are expectations over all orderings of tied scores."""
+        return self.ties == "expected"
 
     def within(self, k: int | None) -> pl.Expr:
         """Rows retrieved at rank ``<= k`` (all retrieved rows when ``k`` is None)."""
@@ -53,12 +95,57 @@ class RankingContext:
             return self.retrieved
         return (self.rank <= k).fill_null(value=False)
 
+    def tie_groups(self, metric: str) -> TieGroups:
+        """The tie-group description; only present when ``ties="expected"``."""
+        if self.tie is None:
+            msg = f"internal: {metric} asked for tie groups outside ties='expected'"
+            raise InvalidOptionError(msg)
+        return self.tie
 
-def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
-    """Ordinal rank by score descending, ties by the item's string form descending.
+    def with_extra(self, extra: dict[str, pl.Expr]) -> RankingContext:
+        """The same context with metric-specific per-row terms attached."""
+        return replace(self, extra={**self.extra, **extra})
 
-    Retrieved rows (non-null score) always come before unretrieved ones, so their ranks are
-    exactly ``1..n``; the rank of an unretrieved row is set to null.
+
+def _context(
+    rows: dict[str, pl.Expr],
+    *,
+    rel_weight: pl.Expr,
+    judged_weight: pl.Expr,
+    over: Window,
+    running_sum: Window,
+    ties: Ties = "trec",
+    tie: TieGroups | None = None,
+) -> RankingContext:
+    return RankingContext(
+        retrieved=rows["retrieved"],
+        rank=rows["rank"],
+        label=rows["label"],
+        relevant=rows["relevant"],
+        judged=rows["judged"],
+        has_label=rows["has_label"],
+        gain=rows["gain"],
+        relevant_rank=rows["relevant_rank"],
+        judged_rank=rows["judged_rank"],
+        labelled_rank=rows["labelled_rank"],
+        ideal_rank=rows["ideal_rank"],
+        num_rel=rows["num_rel"],
+        num_judged_nonrel=rows["num_judged_nonrel"],
+        max_label=rows["max_label"],
+        rel_weight=rel_weight,
+        judged_weight=judged_weight,
+        over=over,
+        running_sum=running_sum,
+        ties=ties,
+        tie=tie,
+    )
+
+
+def trec_order(score: pl.Expr, item: pl.Expr) -> pl.Expr:
+    """Ordinal position of every row, retrieved rows first.
+
+    Retrieved rows by score descending, ties by the item's string form descending; then the
+    unretrieved rows, in the same item order.
     """
     retrieved = score.is_not_null()
     key = pl.struct(
@@ -66,18 +153,40 @@ def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
         score.alias("score"),
         item.cast(pl.String).alias("item"),
     )
-    return pl.when(retrieved).then(key.rank("ordinal", descending=True))
+    return key.rank("ordinal", descending=True)
+
+
+def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
+    """Ordinal rank by score descending, ties by the item's string form descending.
+
+    Retrieved rows (non-null score) always come before unretrieved ones, so their ranks are
+    exactly ``1..n``; the rank of an unretrieved row is null.
+    """
+    return pl.when(score.is_not_null()).then(trec_order(score, item))
+
+
+def check_ties(ties: object) -> Ties:
+    """Validate ``ties=``."""
+    if ties not in TIES:
+        msg = f"option ties= must be one of {list(TIES)}, got {ties!r}"
+        raise InvalidOptionError(msg)
+    return ties
 
 
 def _row_flags(relevance: pl.Expr, score: pl.Expr, relevance_level: int) -> dict[str, pl.Expr]:
     label = relevance.cast(pl.Int64)
     return {
+        "label": label,
         "retrieved": score.is_not_null(),
         "relevant": ((label >= relevance_level) & (label >= 0)).fill_null(value=False),
         "judged": (label >= 0).fill_null(value=False),
         "has_label": label.is_not_null(),
         "gain": pl.when(label > 0).then(label).otherwise(0).cast(pl.Float64),
     }
+
+
+def _subset_rank(mask: pl.Expr, rank: pl.Expr) -> pl.Expr:
+    return pl.when(mask).then(rank).rank("ordinal")
 
 
 def _derived(flags: dict[str, pl.Expr], rank: pl.Expr, over: Window) -> dict[str, pl.Expr]:
@@ -88,23 +197,89 @@ def _derived(flags: dict[str, pl.Expr], rank: pl.Expr, over: Window) -> dict[str
         flags["gain"],
     )
     return {
-        "relevant_rank": over(pl.when(relevant & retrieved).then(rank).rank("ordinal")),
-        "judged_rank": over(pl.when(judged & retrieved).then(rank).rank("ordinal")),
-        "ideal_rank": over(
-            pl.when(gain > 0).then(gain).rank("ordinal", descending=True),
-        ),
+        "relevant_rank": over(_subset_rank(relevant & retrieved, rank)),
+        "judged_rank": over(_subset_rank(judged & retrieved, rank)),
+        "labelled_rank": over(_subset_rank(flags["has_label"] & retrieved, rank)),
+        "ideal_rank": over(pl.when(gain > 0).then(gain).rank("ordinal", descending=True)),
         "num_rel": over(relevant.sum()),
         "num_judged_nonrel": over((judged & ~relevant).sum()),
+        "max_label": over(pl.when(judged).then(flags["label"]).max()),
     }
 
 
 _PREFIX = "__rke_"
 
 
+def _materialise(
+    lf: pl.LazyFrame, exprs: dict[str, pl.Expr]
+) -> tuple[pl.LazyFrame, dict[str, pl.Expr]]:
+    lf = lf.with_columns(**{_PREFIX + name: expr for name, expr in exprs.items()})
+    return lf, {name: pl.col(_PREFIX + name) for name in exprs}
+
+
+def _tie_frame(
+    lf: pl.LazyFrame, refs: dict[str, pl.Expr], partition: list[str], score: str
+) -> tuple[pl.LazyFrame, TieGroups]:
+    """Window columns describing each group of tied scores (frame-level path only)."""
+    # -0.0 + 0.0 is +0.0, so the two zeros (equal under sorting) share a tie group.
+    tie_key = "__rke_tie_score"
+    lf = lf.with_columns((pl.col(score) + 0.0).alias(tie_key))
+    tie_partition = [*partition, tie_key]
+
+    def spread(expr: pl.Expr) -> pl.Expr:
+        return expr.sum().over(tie_partition) / pl.len().over(tie_partition)
+
+    rank, relevant = refs["rank"], refs["relevant"]
+    lf, stage1 = _materialise(
+        lf,
+        {
+            "tie_size": pl.len().over(tie_partition),
+            "tie_relevant": relevant.sum().over(tie_partition),
+            "tie_judged": refs["judged"].sum().over(tie_partition),
+            "tie_start": rank.min().over(tie_partition) - 1,
+            "hits_through": relevant.cast(pl.UInt32)
+            .cum_sum()
+            .over(partition, order_by=refs["order"]),
+        },
+    )
+    size, rel = stage1["tie_size"].cast(pl.Float64), stage1["tie_relevant"].cast(pl.Float64)
+    offset = (rank - stage1["tie_start"] - 1).cast(pl.Float64)
+    # Probability that a uniformly shuffled group holds no relevant row at offset ``offset``
+    # given none before: (t - r - j) / (t - j). Products become sums of logs (log 0 = -inf).
+    log_factor = ((size - rel - offset).clip(lower_bound=0.0) / (size - offset)).log()
+    lf, stage2 = _materialise(
+        lf,
+        {
+            "tie_offset": offset,
+            "relevant_above": (stage1["hits_through"].cast(pl.Int64) - relevant.cast(pl.Int64))
+            .min()
+            .over(tie_partition),
+            "none_through": log_factor.cum_sum().over(tie_partition, order_by=rank).exp(),
+            "none_before": log_factor.shift(1, fill_value=0.0)
+            .cum_sum()
+            .over(tie_partition, order_by=rank)
+            .exp(),
+        },
+    )
+    groups = TieGroups(
+        size=stage1["tie_size"],
+        relevant=stage1["tie_relevant"],
+        judged=stage1["tie_judged"],
+        start=stage1["tie_start"],
+        offset=stage2["tie_offset"],
+        relevant_above=stage2["relevant_above"],
+        none_through=stage2["none_through"],
+        none_before=stage2["none_before"],
+        spread=spread,
+    )
+    return lf, groups
+
+
 def ranked_frame(
     lf: pl.LazyFrame,
     columns: Columns,
     relevance_level: int,
+    ties: Ties = "trec",
 ) -> tuple[pl.LazyFrame, RankingContext]:
     """Add the context as window columns to ``lf`` (one pass of windows over the partition).
 
@@ -117,14 +292,34 @@ def ranked_frame(
         return expr.over(partition)
 
     flags = _row_flags(pl.col(columns.relevance), pl.col(columns.score), relevance_level)
-    rank = over(trec_rank(pl.col(columns.score), pl.col(columns.item)))
-    stage1 = {**flags, "rank": rank}
-    lf = lf.with_columns(**{_PREFIX + name: expr for name, expr in stage1.items()})
-    refs = {name: pl.col(_PREFIX + name) for name in stage1}
-    stage2 = _derived(refs, refs["rank"], over)
-    lf = lf.with_columns(**{_PREFIX + name: expr for name, expr in stage2.items()})
-    refs.update({name: pl.col(_PREFIX + name) for name in stage2})
-    return lf, RankingContext(**refs)
+    order = over(trec_order(pl.col(columns.score), pl.col(columns.item)))
+    lf, refs = _materialise(lf, {**flags, "order": order})
+    lf, ranks = _materialise(lf, {"rank": pl.when(refs["retrieved"]).then(refs["order"])})
+    refs.update(ranks)
+    lf, derived = _materialise(lf, _derived(refs, refs["rank"], over))
+    refs.update(derived)
+    order_col = refs.pop("order")
+
+    def running_sum(expr: pl.Expr) -> pl.Expr:
+        return expr.cum_sum().over(partition, order_by=order_col)
+
+    tie = None
+    rel_weight = refs["relevant"].cast(pl.Float64)
+    judged_weight = refs["judged"].cast(pl.Float64)
+    if ties == "expected":
+        lf, tie = _tie_frame(lf, {**refs, "order": order_col}, partition, columns.score)
+        rel_weight = tie.relevant.cast(pl.Float64) / tie.size.cast(pl.Float64)
+        judged_weight = tie.judged.cast(pl.Float64) / tie.size.cast(pl.Float64)
+    ctx = _context(
+        refs,
+        rel_weight=rel_weight,
+        judged_weight=judged_weight,
+        over=over,
+        running_sum=running_sum,
+        ties=ties,
+        tie=tie,
+    )
+    return lf, ctx
 
 
 def group_context(
@@ -135,6 +330,18 @@ def group_context(
 ) -> RankingContext:
     """The context as plain expressions, for use inside ``group_by(query).agg()``."""
     flags = _row_flags(relevance, score, relevance_level)
-    rank = trec_rank(score, item)
+    order = trec_order(score, item)
+    rank = pl.when(flags["retrieved"]).then(order)
     derived = _derived(flags, rank, lambda expr: expr)
-    return RankingContext(**flags, rank=rank, **derived)
+
+    def running_sum(expr: pl.Expr) -> pl.Expr:
+        # Inside one group: sum in rank order, then put each value back on its own row.
+        return expr.sort_by(order).cum_sum().gather(order.cast(pl.Int64) - 1)
+
+    return _context(
+        {**flags, "rank": rank, **derived},
+        rel_weight=flags["relevant"].cast(pl.Float64),
+        judged_weight=flags["judged"].cast(pl.Float64),
+        over=lambda expr: expr,
+        running_sum=running_sum,
+    )

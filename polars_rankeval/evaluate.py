@@ -8,7 +8,7 @@ from typing import Literal, TypeVar
 import polars as pl
 
 from polars_rankeval._columns import Columns, check_relevance_level, check_schema, make_columns
-from polars_rankeval.context import RankingContext, ranked_frame
+from polars_rankeval.context import RankingContext, Ties, check_ties, ranked_frame
 from polars_rankeval.errors import DuplicateItemError, InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import resolve_metrics
@@ -52,14 +52,16 @@ def _raise_on_duplicates(columns: Columns) -> pl.Expr:
     return extra.map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
 
 
-def _per_query_plan(
+def _per_query_plan(  # noqa: PLR0917 (internal, called once)
     lf: pl.LazyFrame,
     columns: Columns,
     resolved: list[tuple[str, Metric]],
     relevance_level: int,
     missing_queries: MissingQueries,
+    ties: Ties,
 ) -> pl.LazyFrame:
-    ranked, ctx = ranked_frame(lf, columns, relevance_level)
+    ranked, ctx = ranked_frame(lf, columns, relevance_level, ties)
+    ranked, ctx = _metric_rows(ranked, ctx, [metric for _, metric in resolved])
     partials = _collect_partials(ctx, [metric for _, metric in resolved])
     bookkeeping = {
         _N_LABELLED: ctx.has_label.sum(),
@@ -76,8 +78,22 @@ def _per_query_plan(
     checked = grouped.filter(_raise_on_duplicates(columns) & evaluated)
     return checked.select(
         *columns.partition,
-        *(metric.value(pl.col).alias(label) for label, metric in resolved),
+        *(metric.value_for(ctx)(pl.col).alias(label) for label, metric in resolved),
     ).sort(columns.partition)
+
+
+def _metric_rows(
+    ranked: pl.LazyFrame, ctx: RankingContext, metrics: list[Metric]
+) -> tuple[pl.LazyFrame, RankingContext]:
+    """Materialise the metrics' own per-row terms (windows) before the group_by."""
+    rows: dict[str, pl.Expr] = {}
+    for metric in metrics:
+        rows.update(metric.rows(ctx))
+    if not rows:
+        return ranked, ctx
+    names = {key: f"__rke_row_{index}" for index, key in enumerate(rows)}
+    ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in rows.items())
+    return ranked, ctx.with_extra({key: pl.col(name) for key, name in names.items()})
 
 
 def _collect_partials(ctx: RankingContext, metrics: list[Metric]) -> dict[str, pl.Expr]:
@@ -90,10 +106,15 @@ def _collect_partials(ctx: RankingContext, metrics: list[Metric]) -> dict[str, p
 def _summary(
     per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: tuple[str, ...]
 ) -> pl.LazyFrame:
-    aggregations = [
-        (pl.col(label).sum() if metric.summary == "sum" else pl.col(label).mean()).alias(label)
-        for label, metric in resolved
-    ]
+    def summarise(label: str, metric: Metric) -> pl.Expr:
+        values = pl.col(label)
+        if metric.summary == "sum":
+            return values.sum()
+        if metric.summary == "nanmean":
+            return values.filter(values.is_not_nan()).mean()
+        return values.mean()
+
+    aggregations = [summarise(label, metric).alias(label) for label, metric in resolved]
     if not by:
         return per_query.select(aggregations)
     return per_query.group_by(list(by)).agg(aggregations).sort(list(by))
@@ -107,6 +128,7 @@ def evaluate(
     by: str | Sequence[str] | None = None,
     relevance_level: int = 1,
     missing_queries: MissingQueries = "skip",
+    ties: Ties = "trec",
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -133,6 +155,10 @@ def evaluate(
     missing_queries
         ``"skip"`` (default, trec_eval) drops queries that have judgments but no retrieved row;
         ``"zero"`` scores them on an empty ranking (trec_eval ``-c``).
+    ties
+        ``"trec"`` (default) breaks tied scores by item id, as trec_eval; ``"expected"`` gives
+        each metric's expected value over all orderings of the tied rows (McSherry & Najork
+        2008), and raises for metrics without a closed form.
     query, item, score, relevance
         Column names.
     engine
@@ -170,6 +196,7 @@ def evaluate(
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     level = check_relevance_level(relevance_level)
     _check_choice("missing_queries", missing_queries, ["skip", "zero"])
+    tie_mode = check_ties(ties)
     _check_choice("engine", engine, ["auto", "in-memory", "streaming"])
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
@@ -180,7 +207,7 @@ def evaluate(
         raise InvalidOptionError(msg)
     lf = data.lazy()
     check_schema(lf.collect_schema(), columns)
-    plan = _per_query_plan(lf, columns, resolved, level, missing_queries)
+    plan = _per_query_plan(lf, columns, resolved, level, missing_queries, tie_mode)
     if not per_query:
         plan = _summary(plan, resolved, columns.by)
     if isinstance(data, pl.DataFrame):

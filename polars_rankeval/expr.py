@@ -69,6 +69,7 @@ def metric_expr(
         _as_expr(item, "item"),
         check_relevance_level(relevance_level),
     )
+    ctx = ctx.with_extra(resolved.rows(ctx))
     partials = resolved.partials(ctx)
     value = resolved.value(lambda key: partials[key])
     evaluated = (ctx.has_label.sum() > 0) & (ctx.retrieved.sum() > 0)

@@ -1,7 +1,10 @@
 """The metric abstraction shared by every family module.
 
-A metric is two small expression builders:
+A metric is up to three small expression builders:
 
+* ``rows(ctx)`` (optional): metric-specific per-row terms that need a window over the ranked
+  list (e.g. ERR's running product). The frame-level path materialises them as columns before
+  grouping; inside ``group_by().agg()`` they are inlined. Partials read them from ``ctx.extra``.
 * ``partials(ctx)``: named aggregations over one ranked list (``sum``/``min`` of per-row terms
   built from the shared :class:`~polars_rankeval.context.RankingContext`). They are plain
   aggregations, so they stream in a ``group_by``. Metrics that need the same partial (e.g.
@@ -12,7 +15,7 @@ A metric is two small expression builders:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,29 +26,48 @@ from polars_rankeval.errors import InvalidOptionError
 
 Partials = dict[str, pl.Expr]
 Lookup = Callable[[str], pl.Expr]
+RowTerms = Callable[[RankingContext], dict[str, pl.Expr]]
+
+
+def _no_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+    return {}
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: its canonical name, its partial aggregations and its per-query value.
+    """One metric: its name, its per-row terms, its partial aggregations and its value.
 
     Attributes
     ----------
     name
-        Canonical name, e.g. ``"ndcg@10"``.
+        Canonical name, e.g. ``"ndcg@10"``; options that differ from the defaults are shown
+        in parentheses, e.g. ``"ndcg@10(gain=exp)"``.
     partials
         Builds the named aggregations the value needs from the ranking context.
     value
         Builds the per-query value from the aggregated partials.
     summary
-        How per-query values combine over queries: ``"mean"`` or ``"sum"`` (trec_eval sums
-        the ``num_*`` counts).
+        How per-query values combine over queries: ``"mean"``, ``"sum"`` (trec_eval sums the
+        ``num_*`` counts) or ``"nanmean"`` (undefined per-query values are left out).
+    rows
+        Metric-specific per-row terms (see the module docstring).
+    expected_value
+        The per-query value under ``ties="expected"`` when its partials differ from the
+        trec ones; ``value`` is used otherwise.
     """
 
     name: str
     partials: Callable[[RankingContext], Partials]
     value: Callable[[Lookup], pl.Expr]
-    summary: Literal["mean", "sum"] = "mean"
+    summary: Literal["mean", "sum", "nanmean"] = "mean"
+    rows: RowTerms = _no_rows
+    expected_value: Callable[[Lookup], pl.Expr] | None = None
+
+    def value_for(self, ctx: RankingContext) -> Callable[[Lookup], pl.Expr]:
+        """The value builder that matches the context's tie handling."""
+        if ctx.expected and self.expected_value is not None:
+            return self.expected_value
+        return self.value
 
 
 def check_cutoff(k: object, metric: str, *, required: bool) -> int | None:
@@ -69,6 +91,13 @@ def at(name: str, k: int | None) -> str:
     return name if k is None else f"{name}@{k}"
 
 
+def named(base: str, options: Mapping[str, object]) -> str:
+    """``base`` plus the non-default options, e.g. ``"ndcg@10(gain=exp,log_base=10)"``."""
+    if not options:
+        return base
+    return base + "(" + ",".join(f"{key}={value}" for key, value in options.items()) + ")"
+
+
 def ratio_or_zero(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     """``numerator / denominator``, and 0 where the denominator is 0 (trec_eval's convention)."""
     return (
@@ -78,11 +107,26 @@ def ratio_or_zero(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     )
 
 
+def no_closed_form(ctx: RankingContext, metric: str) -> None:
+    """Refuse ``ties="expected"`` for a metric whose expectation has no closed form here."""
+    if ctx.expected:
+        msg = (
+            f"ties='expected' has no closed form for {metric!r}; evaluate it with ties='trec' "
+            "(or leave it out of this evaluate call)"
+        )
+        raise InvalidOptionError(msg)
+
+
 def num_rel_partial(ctx: RankingContext) -> Partials:
     """``R``: relevant judged rows of the list, retrieved or not."""
     return {"num_rel": ctx.relevant.sum()}
 
 
 def hits_partial(ctx: RankingContext, k: int | None) -> Partials:
-    """Relevant rows retrieved at rank ``<= k`` (whole list when ``k`` is None)."""
-    return {at("hits", k): (ctx.relevant & ctx.within(k)).sum()}
+    """Relevant rows retrieved at rank ``<= k`` (whole list when ``k`` is None).
+
+    An integer count under trec ties; its expectation (a float) under ``ties="expected"``.
+    """
+    if ctx.expected:
+        return {at("hits", k): ctx.rel_weight.filter(ctx.within(k)).sum()}
+    return {at("hits", k): (ctx.relevant & ctx.within(k)).sum().cast(pl.Int64)}

@@ -1,6 +1,7 @@
-"""Rank-position measures: average precision and reciprocal rank.
+"""Rank-position measures: average precision, reciprocal rank and mean average recall.
 
-``map``, ``map@k`` (trec_eval ``map``, ``map_cut_k``) and ``mrr``, ``mrr@k`` (``recip_rank``).
+``map``, ``map@k`` (trec_eval ``map``, ``map_cut_k``), ``mrr``, ``mrr@k`` (``recip_rank``)
+and ``mar``, ``mar@k``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import polars as pl
 
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import (
+    Lookup,
     Metric,
     Partials,
     at,
@@ -16,6 +18,21 @@ from polars_rankeval.metrics._base import (
     num_rel_partial,
     ratio_or_zero,
 )
+
+
+def hits_at_own_rank(ctx: RankingContext) -> pl.Expr:
+    """``rel_i · hits@i`` per retrieved row: the relevant count at or above a relevant row.
+
+    Under ``ties="expected"`` its expectation (McSherry & Najork 2008): for offset ``j`` in a
+    tie group of size ``t`` with ``r`` relevant rows and ``R_<`` relevant rows above it,
+    ``(r/t) · (R_< + 1 + j·(r - 1)/(t - 1))`` (the fraction is 0 when ``t = 1``).
+    """
+    if not ctx.expected:
+        return ctx.relevant_rank.cast(pl.Float64).fill_null(0.0)
+    tie = ctx.tie_groups("map")
+    size, rel = tie.size.cast(pl.Float64), tie.relevant.cast(pl.Float64)
+    others = pl.when(size > 1).then(tie.offset * (rel - 1.0) / (size - 1.0)).otherwise(0.0)
+    return ctx.rel_weight * (tie.relevant_above.cast(pl.Float64) + 1.0 + others)
 
 
 def average_precision(k: int | None = None) -> Metric:
@@ -28,22 +45,47 @@ def average_precision(k: int | None = None) -> Metric:
     key = at("ap_sum", k)
 
     def partials(ctx: RankingContext) -> Partials:
-        precision_at_hit = ctx.relevant_rank.cast(pl.Float64) / ctx.rank.cast(pl.Float64)
-        in_top = ctx.relevant & ctx.within(k)
-        return {key: precision_at_hit.filter(in_top).sum(), **num_rel_partial(ctx)}
+        term = hits_at_own_rank(ctx) / ctx.rank.cast(pl.Float64)
+        return {key: term.filter(ctx.within(k)).sum(), **num_rel_partial(ctx)}
 
     return Metric(at("map", k), partials, lambda p: ratio_or_zero(p(key), p("num_rel")))
+
+
+def mean_average_recall(k: int | None = None) -> Metric:
+    """AR over the top ``k``: ``Σ_{i ≤ k} recall@i · rel_i / R = (1/R²) Σ_{relevant i ≤ k} hits@i``.
+
+    0 when ``R = 0``.
+    """
+    k = check_cutoff(k, "mar", required=False)
+    key = at("ar_sum", k)
+
+    def partials(ctx: RankingContext) -> Partials:
+        return {key: hits_at_own_rank(ctx).filter(ctx.within(k)).sum(), **num_rel_partial(ctx)}
+
+    def value(p: Lookup) -> pl.Expr:
+        return ratio_or_zero(p(key), p("num_rel") * p("num_rel"))
+
+    return Metric(at("mar", k), partials, value)
 
 
 def reciprocal_rank(k: int | None = None) -> Metric:
     """``1 / rank`` of the first relevant row if it is within the top ``k``, else 0.
 
-    ``mrr`` equals trec_eval ``recip_rank``; ``mrr@k`` equals it under ``-M k``.
+    ``mrr`` equals trec_eval ``recip_rank``; ``mrr@k`` equals it under ``-M k``. Under
+    ``ties="expected"``: the first tie group holding a relevant row has its first relevant row
+    at offset ``i`` with probability ``C(t-r, i)/C(t, i) · r/(t-i)``.
     """
     k = check_cutoff(k, "mrr", required=False)
     key = at("rr", k)
 
     def partials(ctx: RankingContext) -> Partials:
+        if ctx.expected:
+            tie = ctx.tie_groups("mrr")
+            first_group = (tie.relevant > 0) & (tie.relevant_above == 0)
+            size, rel = tie.size.cast(pl.Float64), tie.relevant.cast(pl.Float64)
+            p_first = tie.none_before * rel / (size - tie.offset)
+            term = p_first / ctx.rank.cast(pl.Float64)
+            return {key: term.filter(first_group & ctx.within(k)).sum()}
         first_hit = (ctx.relevant_rank == 1).fill_null(value=False) & ctx.within(k)
         return {key: (1.0 / ctx.rank.cast(pl.Float64)).filter(first_hit).sum()}
 

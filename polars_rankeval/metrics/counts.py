@@ -8,7 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankeval.context import RankingContext
-from polars_rankeval.metrics._base import Metric, Partials, hits_partial, num_rel_partial
+from polars_rankeval.metrics._base import Metric, Partials, num_rel_partial
 
 
 def num_ret() -> Metric:
@@ -27,12 +27,12 @@ def num_rel() -> Metric:
 
 def num_rel_ret() -> Metric:
     """Number of relevant rows retrieved."""
-    return Metric(
-        "num_rel_ret",
-        lambda ctx: hits_partial(ctx, None),
-        lambda p: p("hits").cast(pl.Int64),
-        summary="sum",
-    )
+
+    def partials(ctx: RankingContext) -> Partials:
+        # Not hits_partial: the count does not depend on how ties are ordered.
+        return {"num_rel_ret": (ctx.relevant & ctx.retrieved).sum()}
+
+    return Metric("num_rel_ret", partials, lambda p: p("num_rel_ret").cast(pl.Int64), summary="sum")
 
 
 def num_q() -> Metric:

@@ -10,6 +10,7 @@ import polars as pl
 
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import (
+    Lookup,
     Metric,
     Partials,
     at,
@@ -37,7 +38,7 @@ def hits(k: int) -> Metric:
     """``hits@k``: relevant rows in the top ``k``."""
     k = _cutoff(k, "hits")
     key = at("hits", k)
-    return Metric(at("hits", k), lambda ctx: hits_partial(ctx, k), lambda p: p(key).cast(pl.Int64))
+    return Metric(at("hits", k), lambda ctx: hits_partial(ctx, k), lambda p: p(key))
 
 
 def recall(k: int) -> Metric:
@@ -52,14 +53,38 @@ def recall(k: int) -> Metric:
 
 
 def success(k: int, *, name: str = "success") -> Metric:
-    """``success@k``: 1 if any relevant row is in the top ``k`` (trec_eval ``success_k``)."""
+    """``success@k``: 1 if any relevant row is in the top ``k`` (trec_eval ``success_k``).
+
+    Under ``ties="expected"``: ``1 - P(no relevant row in the top k)``. Only the tie group that
+    holds rank ``k`` is uncertain; it has no relevant row in its first ``o`` positions with
+    probability ``C(t - r, o) / C(t, o)`` (zero if a relevant row sits above the group).
+    """
     k = _cutoff(k, name)
     key = at("hits", k)
-    return Metric(
-        at(name, k),
-        lambda ctx: hits_partial(ctx, k),
-        lambda p: (p(key) > 0).cast(pl.Float64),
-    )
+
+    def partials(ctx: RankingContext) -> Partials:
+        if not ctx.expected:
+            return hits_partial(ctx, k)
+        tie = ctx.tie_groups(name)
+        at_k = (ctx.rank == k).fill_null(value=False) & (tie.relevant_above == 0)
+        return {
+            at("p_none", k): tie.none_through.filter(at_k).sum(),
+            "num_ret": ctx.retrieved.sum(),
+            "num_rel_ret": (ctx.relevant & ctx.retrieved).sum(),
+        }
+
+    def value(p: Lookup) -> pl.Expr:
+        # Under trec ties only "hits@k" exists; under expected ties only the others do.
+        return (p(key) > 0).cast(pl.Float64)
+
+    def expected_value(p: Lookup) -> pl.Expr:
+        return (
+            pl.when(p("num_ret") >= k)
+            .then(1.0 - p(at("p_none", k)))
+            .otherwise((p("num_rel_ret") > 0).cast(pl.Float64))
+        )
+
+    return Metric(at(name, k), partials, value, expected_value=expected_value)
 
 
 def f1(k: int) -> Metric:
@@ -81,7 +106,7 @@ def judged(k: int) -> Metric:
     k = _cutoff(k, "judged")
 
     def partials(ctx: RankingContext) -> Partials:
-        return {at("judged", k): (ctx.judged & ctx.within(k)).sum()}
+        return {at("judged", k): ctx.judged_weight.filter(ctx.within(k)).sum()}
 
     return Metric(at("judged", k), partials, lambda p: p(at("judged", k)) / k)
 
@@ -91,6 +116,6 @@ def r_precision() -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         in_top_r = (ctx.rank <= ctx.num_rel).fill_null(value=False)
-        return {"hits@R": (ctx.relevant & in_top_r).sum(), **num_rel_partial(ctx)}
+        return {"hits@R": ctx.rel_weight.filter(in_top_r).sum(), **num_rel_partial(ctx)}
 
     return Metric("r_precision", partials, lambda p: ratio_or_zero(p("hits@R"), p("num_rel")))

@@ -1,47 +1,188 @@
-"""Discounted cumulative gain: ``dcg``, ``dcg@k``, ``ndcg``, ``ndcg@k``.
+"""Discounted cumulative gain: ``dcg``, ``dcg@k``, ``ndcg``, ``ndcg@k`` and their variants.
 
-Linear gain (the label when positive, else 0) and discount ``log2(rank + 1)``, as trec_eval.
-The ideal ordering takes every judged row of the query, retrieved or not. ``ndcg@k`` cuts both
-the run and the ideal list at ``k`` (trec_eval ``ndcg_cut_k``); uncut ``ndcg`` compares the
-whole run with the whole ideal list (trec_eval ``ndcg``). ``relevance_level`` does not apply,
-as in trec_eval.
+Defaults are trec_eval's: linear gain (the label when positive, else 0), discount
+``log2(rank + 1)``, and the ideal ordering taken from every judged row of the query, retrieved
+or not. ``ndcg@k`` cuts both the run and the ideal list at ``k`` (trec_eval ``ndcg_cut_k``);
+uncut ``ndcg`` compares the whole run with the whole ideal list (trec_eval ``ndcg``).
+``relevance_level`` does not apply, as in trec_eval.
+
+Options:
+
+* ``gain``: ``"linear"``, ``"exp"`` (``2^label - 1``, ranx ``ndcg_burges``) or a mapping from
+  label to gain (labels not in the mapping, negative and null labels give 0);
+* ``log_base``: base of the logarithm in the discount (default 2);
+* ``discount``: ``"log"`` (``1/log_b(i + 1)``) or ``"jarvelin"`` (Järvelin & Kekäläinen 2002:
+  rank 1 undiscounted, then ``1/log_b(i)``);
+* ``ideal``: ``"judged"`` (all judged rows) or ``"retrieved"`` (only the retrieved rows, the
+  scikit-learn convention).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Literal
+
 import polars as pl
 
 from polars_rankeval.context import RankingContext
-from polars_rankeval.metrics._base import Metric, Partials, at, check_cutoff, ratio_or_zero
+from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.metrics._base import (
+    Metric,
+    Partials,
+    at,
+    check_cutoff,
+    named,
+    ratio_or_zero,
+)
+
+Gain = Literal["linear", "exp"] | Mapping[int, float]
+Discount = Literal["log", "jarvelin"]
+Ideal = Literal["judged", "retrieved"]
 
 
-def _discounted(gain: pl.Expr, position: pl.Expr) -> pl.Expr:
-    return gain / (position.cast(pl.Float64) + 1.0).log(2)
+def _check_options(gain: object, log_base: object, discount: object, ideal: object) -> None:
+    if not (gain in ("linear", "exp") or isinstance(gain, Mapping)):
+        msg = f"option gain= must be 'linear', 'exp' or a mapping label -> gain, got {gain!r}"
+        raise InvalidOptionError(msg)
+    if isinstance(gain, Mapping):
+        for label, value in gain.items():
+            if isinstance(label, bool) or not isinstance(label, int):
+                msg = f"gain= mapping keys must be integer labels, got {label!r}"
+                raise InvalidOptionError(msg)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                msg = f"gain= mapping values must be finite numbers, got {value!r}"
+                raise InvalidOptionError(msg)
+    if (
+        isinstance(log_base, bool)
+        or not isinstance(log_base, (int, float))
+        or not log_base > 1
+        or not math.isfinite(log_base)
+    ):
+        msg = f"option log_base= must be a number > 1, got {log_base!r}"
+        raise InvalidOptionError(msg)
+    if discount not in ("log", "jarvelin"):
+        msg = f"option discount= must be 'log' or 'jarvelin', got {discount!r}"
+        raise InvalidOptionError(msg)
+    if ideal not in ("judged", "retrieved"):
+        msg = f"option ideal= must be 'judged' or 'retrieved', got {ideal!r}"
+        raise InvalidOptionError(msg)
 
 
-def _dcg_partial(ctx: RankingContext, k: int | None) -> Partials:
-    mask = ctx.within(k) & (ctx.gain > 0)
-    return {at("dcg", k): _discounted(ctx.gain, ctx.rank).filter(mask).sum()}
+def gain_expr(label: pl.Expr, gain: Gain) -> pl.Expr:
+    """Per-row gain from the Int64 label; unjudged (null) and negative labels give 0."""
+    if isinstance(gain, Mapping):
+        mapping = {int(key): float(value) for key, value in gain.items() if key >= 0}
+        mapped = label.replace_strict(
+            list(mapping), list(mapping.values()), default=0.0, return_dtype=pl.Float64
+        )
+        return mapped.fill_null(0.0)
+    positive = pl.when(label > 0).then(label).otherwise(0).cast(pl.Float64)
+    if gain == "exp":
+        return pl.lit(2.0).pow(positive) - 1.0
+    return positive
 
 
-def _idcg_partial(ctx: RankingContext, k: int | None) -> Partials:
-    in_ideal = ctx.ideal_rank.is_not_null()
-    if k is not None:
-        in_ideal = in_ideal & (ctx.ideal_rank <= k).fill_null(value=False)
-    return {at("idcg", k): _discounted(ctx.gain, ctx.ideal_rank).filter(in_ideal).sum()}
+def _discount(position: pl.Expr, log_base: float, discount: Discount) -> pl.Expr:
+    i = position.cast(pl.Float64)
+    if discount == "jarvelin":
+        return pl.when(i <= 1.0).then(1.0).otherwise(1.0 / i.log(log_base))
+    return 1.0 / (i + 1.0).log(log_base)
 
 
-def dcg(k: int | None = None) -> Metric:
-    """``dcg@k = Σ_{i ≤ k} gain_i / log2(i + 1)`` (uncut: trec_eval ``dcg``)."""
+def _options(gain: Gain, log_base: float, discount: Discount, ideal: Ideal) -> dict[str, object]:
+    shown: dict[str, object] = {}
+    if isinstance(gain, Mapping):
+        shown["gain"] = "{" + ",".join(f"{key}:{value:g}" for key, value in gain.items()) + "}"
+    elif gain != "linear":
+        shown["gain"] = gain
+    if log_base != 2:
+        shown["log_base"] = f"{log_base:g}"
+    if discount != "log":
+        shown["discount"] = discount
+    if ideal != "judged":
+        shown["ideal"] = ideal
+    return shown
+
+
+class _DcgFamily:
+    """Shared builders of one (gain, log_base, discount, ideal) setting."""
+
+    def __init__(self, gain: Gain, log_base: float, discount: Discount, ideal: Ideal) -> None:
+        _check_options(gain, log_base, discount, ideal)
+        self.gain = gain
+        self.log_base = float(log_base)
+        self.discount = discount
+        self.ideal = ideal
+        self.suffix = named("", _options(gain, log_base, discount, ideal))
+        self.trec_default = not self.suffix
+
+    def key(self, name: str, k: int | None) -> str:
+        return at(name, k) + self.suffix
+
+    def rows(self, ctx: RankingContext) -> dict[str, pl.Expr]:
+        terms: dict[str, pl.Expr] = {}
+        gain = self._gain(ctx)
+        if ctx.expected:
+            terms[self.key("gain_mean", None)] = ctx.tie_groups("dcg").spread(gain)
+        # Linear and exp gains order labels alike, so the shared ideal order serves them;
+        # a mapping may not, and "retrieved" draws the ideal from other rows.
+        if self.ideal == "retrieved" or isinstance(self.gain, Mapping):
+            pool = ctx.retrieved if self.ideal == "retrieved" else ctx.judged
+            ranked = pl.when(pool & (gain > 0)).then(gain).rank("ordinal", descending=True)
+            terms[self.key("ideal_rank", None)] = ctx.over(ranked)
+        return terms
+
+    def _gain(self, ctx: RankingContext) -> pl.Expr:
+        return ctx.gain if self.trec_default else gain_expr(ctx.label, self.gain)
+
+    def dcg_partial(self, ctx: RankingContext, k: int | None) -> Partials:
+        gain = ctx.extra[self.key("gain_mean", None)] if ctx.expected else self._gain(ctx)
+        term = gain * _discount(ctx.rank, self.log_base, self.discount)
+        return {self.key("dcg", k): term.filter(ctx.within(k)).sum()}
+
+    def idcg_partial(self, ctx: RankingContext, k: int | None) -> Partials:
+        ideal_rank = ctx.extra.get(self.key("ideal_rank", None), ctx.ideal_rank)
+        gain = self._gain(ctx)
+        in_ideal = ideal_rank.is_not_null()
+        if k is not None:
+            in_ideal = in_ideal & (ideal_rank <= k).fill_null(value=False)
+        term = gain * _discount(ideal_rank, self.log_base, self.discount)
+        return {self.key("idcg", k): term.filter(in_ideal).sum()}
+
+
+def dcg(
+    k: int | None = None,
+    *,
+    gain: Gain = "linear",
+    log_base: float = 2,
+    discount: Discount = "log",
+) -> Metric:
+    """``dcg@k = Σ_{i ≤ k} gain_i · discount(i)`` (uncut, defaults: trec_eval ``dcg``)."""
     k = check_cutoff(k, "dcg", required=False)
-    return Metric(at("dcg", k), lambda ctx: _dcg_partial(ctx, k), lambda p: p(at("dcg", k)))
-
-
-def ndcg(k: int | None = None) -> Metric:
-    """``ndcg@k = dcg@k / idcg@k``; 0 when the query has no positive label."""
-    k = check_cutoff(k, "ndcg", required=False)
+    family = _DcgFamily(gain, log_base, discount, "judged")
     return Metric(
-        at("ndcg", k),
-        lambda ctx: {**_dcg_partial(ctx, k), **_idcg_partial(ctx, k)},
-        lambda p: ratio_or_zero(p(at("dcg", k)), p(at("idcg", k))),
+        family.key("dcg", k),
+        lambda ctx: family.dcg_partial(ctx, k),
+        lambda p: p(family.key("dcg", k)),
+        rows=family.rows,
+    )
+
+
+def ndcg(
+    k: int | None = None,
+    *,
+    gain: Gain = "linear",
+    log_base: float = 2,
+    discount: Discount = "log",
+    ideal: Ideal = "judged",
+) -> Metric:
+    """``ndcg@k = dcg@k / idcg@k``; 0 when the ideal DCG is 0."""
+    k = check_cutoff(k, "ndcg", required=False)
+    family = _DcgFamily(gain, log_base, discount, ideal)
+    return Metric(
+        family.key("ndcg", k),
+        lambda ctx: {**family.dcg_partial(ctx, k), **family.idcg_partial(ctx, k)},
+        lambda p: ratio_or_zero(p(family.key("dcg", k)), p(family.key("idcg", k))),
+        rows=family.rows,
     )
