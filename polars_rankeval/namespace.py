@@ -11,61 +11,84 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
+from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import FrameT, evaluate
 from polars_rankeval.expr import IntoExpr, metric_expr
 from polars_rankeval.metrics._base import Metric
+from polars_rankeval.registry import build_metrics, family_options
 
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 
 
-def _spec(name: str, k: int | None) -> str | Metric:
-    return name if k is None else f"{name}@{k}"
+Cutoff = int | Sequence[int] | None
+
+
+def _split(name: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Separate a method's keywords into the metric's own options and evaluate's options."""
+    own = set(family_options(name))
+    return (
+        {key: value for key, value in options.items() if key in own},
+        {key: value for key, value in options.items() if key not in own},
+    )
 
 
 class _MetricMethods(Generic[ResultT]):
-    """One method per metric, shared by the frame and expression namespaces."""
+    """One method per metric, shared by the frame and expression namespaces.
 
-    def _one(self, name: str, k: int | None, options: dict[str, Any]) -> ResultT:
+    ``k`` may be a list of cutoffs (a sweep: one column per cutoff, one ranking pass). Keywords
+    that are options of the metric (e.g. ``gain=`` for ``ndcg``) configure it; the others go
+    to :func:`polars_rankeval.evaluate` (frames) or :func:`polars_rankeval.metric_expr`.
+    """
+
+    def _metrics(self, metrics: list[Metric], options: dict[str, Any]) -> ResultT:
         raise NotImplementedError
 
-    def precision(self, k: int, **options: Any) -> ResultT:
+    def _one(self, name: str, k: Cutoff, options: dict[str, Any]) -> ResultT:
+        own, rest = _split(name, options)
+        return self._metrics(build_metrics(name, k, own), rest)
+
+    def precision(self, k: Cutoff, **options: Any) -> ResultT:
         """``p@k``."""
         return self._one("p", k, options)
 
-    def recall(self, k: int, **options: Any) -> ResultT:
+    def recall(self, k: Cutoff, **options: Any) -> ResultT:
         """``recall@k``."""
         return self._one("recall", k, options)
 
-    def success(self, k: int, **options: Any) -> ResultT:
+    def success(self, k: Cutoff, **options: Any) -> ResultT:
         """``success@k``."""
         return self._one("success", k, options)
 
-    def hit_rate(self, k: int, **options: Any) -> ResultT:
+    def hit_rate(self, k: Cutoff, **options: Any) -> ResultT:
         """``hit_rate@k`` (same as ``success@k``)."""
         return self._one("hit_rate", k, options)
 
-    def hits(self, k: int, **options: Any) -> ResultT:
+    def hits(self, k: Cutoff, **options: Any) -> ResultT:
         """``hits@k``."""
         return self._one("hits", k, options)
 
-    def f1(self, k: int, **options: Any) -> ResultT:
+    def f1(self, k: Cutoff, **options: Any) -> ResultT:
         """``f1@k``."""
         return self._one("f1", k, options)
 
-    def map(self, k: int | None = None, **options: Any) -> ResultT:
+    def map(self, k: Cutoff = None, **options: Any) -> ResultT:
         """``map`` or ``map@k``."""
         return self._one("map", k, options)
 
-    def mrr(self, k: int | None = None, **options: Any) -> ResultT:
+    def mrr(self, k: Cutoff = None, **options: Any) -> ResultT:
         """``mrr`` or ``mrr@k``."""
         return self._one("mrr", k, options)
+
+    def mar(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``mar`` or ``mar@k`` (mean average recall)."""
+        return self._one("mar", k, options)
 
     def r_precision(self, **options: Any) -> ResultT:
         """``r_precision``."""
         return self._one("r_precision", None, options)
 
-    def ndcg(self, k: int | None = None, **options: Any) -> ResultT:
-        """``ndcg`` or ``ndcg@k``.
+    def ndcg(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``ndcg`` or ``ndcg@k``; options ``gain``, ``log_base``, ``discount``, ``ideal``.
 
         Examples
         --------
@@ -83,20 +106,50 @@ class _MetricMethods(Generic[ResultT]):
         ╞═════════╡
         │ 0.63093 │
         └─────────┘
+        >>> log.rank_eval.ndcg(k=[1, 2], gain="exp").columns
+        ['ndcg@1(gain=exp)', 'ndcg@2(gain=exp)']
         """
         return self._one("ndcg", k, options)
 
-    def dcg(self, k: int | None = None, **options: Any) -> ResultT:
-        """``dcg`` or ``dcg@k``."""
+    def dcg(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``dcg`` or ``dcg@k``; options ``gain``, ``log_base``, ``discount``."""
         return self._one("dcg", k, options)
+
+    def err(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``err`` or ``err@k``; options ``transform``, ``max_grade``, ``alpha``, ``beta``."""
+        return self._one("err", k, options)
+
+    def rbp(self, **options: Any) -> ResultT:
+        """``rbp``; options ``p`` (persistence, default 0.9) and ``gain``."""
+        return self._one("rbp", None, options)
 
     def bpref(self, **options: Any) -> ResultT:
         """``bpref``."""
         return self._one("bpref", None, options)
 
-    def judged(self, k: int, **options: Any) -> ResultT:
+    def infap(self, **options: Any) -> ResultT:
+        """``infap`` (trec_eval ``infAP``)."""
+        return self._one("infap", None, options)
+
+    def judged(self, k: Cutoff, **options: Any) -> ResultT:
         """``judged@k``."""
         return self._one("judged", k, options)
+
+    def mean_rank(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``mean_rank`` or ``mean_rank@k`` (lower is better)."""
+        return self._one("mean_rank", k, options)
+
+    def frp(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``frp`` or ``frp@k``: first relevant position (lower is better)."""
+        return self._one("frp", k, options)
+
+    def spearman(self, **options: Any) -> ResultT:
+        """``spearman``: rank correlation of score and label per query."""
+        return self._one("spearman", None, options)
+
+    def kendall_tau(self, **options: Any) -> ResultT:
+        """``kendall_tau``: Kendall's tau-b of score and label per query."""
+        return self._one("kendall_tau", None, options)
 
 
 class _FrameNamespace(_MetricMethods[FrameT]):
@@ -114,8 +167,8 @@ class _FrameNamespace(_MetricMethods[FrameT]):
         """Evaluate several metrics in one pass; see :func:`polars_rankeval.evaluate`."""
         return evaluate(self._frame, metrics, **options)
 
-    def _one(self, name: str, k: int | None, options: dict[str, Any]) -> FrameT:
-        return self.evaluate([_spec(name, k)], **options)
+    def _metrics(self, metrics: list[Metric], options: dict[str, Any]) -> FrameT:
+        return self.evaluate(metrics, **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")
@@ -151,6 +204,8 @@ class ExprRankEval(_MetricMethods[pl.Expr]):
             metric, relevance=self._expr, score=score, item=item, relevance_level=relevance_level
         )
 
-    def _one(self, name: str, k: int | None, options: dict[str, Any]) -> pl.Expr:
-        spec = _spec(name, k)
-        return self.metric(spec, **options)
+    def _metrics(self, metrics: list[Metric], options: dict[str, Any]) -> pl.Expr:
+        if len(metrics) != 1:
+            msg = "the expression namespace builds one metric per expression; pass one cutoff"
+            raise InvalidOptionError(msg)
+        return self.metric(metrics[0], **options)

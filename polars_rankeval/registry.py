@@ -1,11 +1,20 @@
-"""Metric strings: ``"ndcg@10"``, ``"map"``, ``"P_5"`` ... parsed into :class:`Metric` objects."""
+"""Metric strings: ``"ndcg@10"``, ``"P_5"``, ``"ndcg@1,5,10"``, ``"err@10(max_grade=3)"``.
+
+Grammar: ``name[@k[,k...]][(option=value[,option=value...])]``, case-insensitive. A list of
+cutoffs is a sweep: one metric (and one output column) per cutoff, all computed from the same
+ranking pass. Options are the keyword arguments of the metric's builder in
+:mod:`polars_rankeval.metrics`, e.g. ``gain``, ``log_base``, ``discount``, ``ideal`` for
+``ndcg``; a mapping is written ``gain={0:0,1:1,2:3}``.
+"""
 
 from __future__ import annotations
 
 import difflib
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from polars_rankeval import metrics as m
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
@@ -14,42 +23,55 @@ from polars_rankeval.metrics._base import Metric
 
 @dataclass(frozen=True)
 class _Family:
-    build: Callable[[int | None], Metric]
+    build: Callable[..., Metric]
     cutoff: str  # "required", "optional" or "none"
 
+    def options(self) -> list[str]:
+        """Keyword options the builder accepts (besides the cutoff)."""
+        parameters = inspect.signature(self.build).parameters.values()
+        return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
 
-def _no_cutoff(builder: Callable[[], Metric]) -> Callable[[int | None], Metric]:
-    return lambda _k: builder()
-
-
-def _required(builder: Callable[[int], Metric]) -> Callable[[int | None], Metric]:
-    def build(k: int | None) -> Metric:
-        if k is None:  # the parser checks this first; kept for direct calls
-            msg = "this metric needs a cutoff k"
+    def make(self, k: int | None, options: dict[str, Any], label: str) -> Metric:
+        unknown = sorted(set(options) - set(self.options()))
+        if unknown:
+            allowed = ", ".join(self.options()) or "none"
+            msg = f"metric {label!r} has no option {', '.join(unknown)}; its options: {allowed}"
             raise InvalidOptionError(msg)
-        return builder(k)
+        if self.cutoff == "none":
+            return self.build(**options)
+        return self.build(k, **options)
 
-    return build
+
+def _hit_rate(k: int, **options: Any) -> Metric:
+    return m.success(k, name="hit_rate", **options)
 
 
 _FAMILIES: dict[str, _Family] = {
-    "p": _Family(_required(m.precision), "required"),
-    "recall": _Family(_required(m.recall), "required"),
-    "success": _Family(_required(m.success), "required"),
-    "hit_rate": _Family(_required(lambda k: m.success(k, name="hit_rate")), "required"),
-    "hits": _Family(_required(m.hits), "required"),
-    "f1": _Family(_required(m.f1), "required"),
-    "judged": _Family(_required(m.judged), "required"),
+    "p": _Family(m.precision, "required"),
+    "recall": _Family(m.recall, "required"),
+    "success": _Family(m.success, "required"),
+    "hit_rate": _Family(_hit_rate, "required"),
+    "hits": _Family(m.hits, "required"),
+    "f1": _Family(m.f1, "required"),
+    "judged": _Family(m.judged, "required"),
     "map": _Family(m.average_precision, "optional"),
     "mrr": _Family(m.reciprocal_rank, "optional"),
+    "mar": _Family(m.mean_average_recall, "optional"),
     "ndcg": _Family(m.ndcg, "optional"),
     "dcg": _Family(m.dcg, "optional"),
-    "r_precision": _Family(_no_cutoff(m.r_precision), "none"),
-    "bpref": _Family(_no_cutoff(m.bpref), "none"),
-    "num_ret": _Family(_no_cutoff(m.num_ret), "none"),
-    "num_rel": _Family(_no_cutoff(m.num_rel), "none"),
-    "num_rel_ret": _Family(_no_cutoff(m.num_rel_ret), "none"),
-    "num_q": _Family(_no_cutoff(m.num_q), "none"),
+    "err": _Family(m.err, "optional"),
+    "frp": _Family(m.first_relevant_position, "optional"),
+    "mean_rank": _Family(m.mean_rank, "optional"),
+    "r_precision": _Family(m.r_precision, "none"),
+    "bpref": _Family(m.bpref, "none"),
+    "infap": _Family(m.inferred_average_precision, "none"),
+    "rbp": _Family(m.rbp, "none"),
+    "spearman": _Family(m.spearman, "none"),
+    "kendall_tau": _Family(m.kendall_tau, "none"),
+    "num_ret": _Family(m.num_ret, "none"),
+    "num_rel": _Family(m.num_rel, "none"),
+    "num_rel_ret": _Family(m.num_rel_ret, "none"),
+    "num_q": _Family(m.num_q, "none"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.
@@ -64,14 +86,27 @@ _ALIASES: dict[str, str] = {
     "r-precision": "r_precision",
     "r_prec": "r_precision",
     "hitrate": "hit_rate",
+    "infap": "infap",
+    "inf_ap": "infap",
+    "kendall": "kendall_tau",
+    "spearman_rho": "spearman",
+    "ar": "mar",
 }
 
-_TREC_CUTOFF = re.compile(r"^(?P<name>[a-z_\-]+?)_(?P<k>\d+)$")
+_SPEC = re.compile(
+    r"^(?P<name>[a-z][a-z0-9_\-]*?)(?:@(?P<cutoffs>[^()]*))?(?:\((?P<options>.*)\))?$",
+)
+_TREC_CUTOFF = re.compile(r"^(?P<name>[a-z][a-z0-9_\-]*?)_(?P<k>\d+)$")
 
 
 def known_metrics() -> list[str]:
     """All metric names and aliases accepted in metric strings."""
     return sorted({*_FAMILIES, *_ALIASES})
+
+
+def family_options(name: str) -> list[str]:
+    """The keyword options of a metric family (``"ndcg"`` → ``["gain", "log_base", ...]``)."""
+    return _FAMILIES[_ALIASES.get(name, name)].options()
 
 
 def _suggest(name: str) -> str:
@@ -84,8 +119,117 @@ def _suggest(name: str) -> str:
     return f"unknown metric {name!r}{hint} Known metrics: {', '.join(candidates)}"
 
 
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside braces (``gain={0:0,1:1}``)."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _parse_value(text: str, spec: str) -> object:
+    if text.startswith("{") and text.endswith("}"):
+        mapping: dict[int, float] = {}
+        for pair in _split_top_level(text[1:-1]):
+            key, sep, value = pair.partition(":")
+            try:
+                mapping[int(key)] = float(value)
+            except ValueError:
+                sep = ""
+            if not sep:
+                msg = f"in metric {spec!r}, {text!r} must map integer labels to numbers"
+                raise InvalidOptionError(msg) from None
+        return mapping
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def _parse_options(text: str | None, spec: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for part in _split_top_level(text or ""):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            msg = f"options in metric {spec!r} must look like (name=value,...), got {part!r}"
+            raise InvalidOptionError(msg)
+        options[key.strip()] = _parse_value(value.strip(), spec)
+    return options
+
+
+def _parse_cutoffs(text: str, spec: str) -> list[int]:
+    cutoffs = []
+    for part in text.split(","):
+        if not re.fullmatch(r"\s*\d+\s*", part):
+            msg = (
+                f"cutoff in metric {spec!r} must be positive integers, e.g. 'ndcg@10' or '@1,5,10'"
+            )
+            raise InvalidOptionError(msg)
+        cutoffs.append(int(part))
+    if len(set(cutoffs)) != len(cutoffs):
+        msg = f"cutoffs repeat in metric {spec!r}"
+        raise InvalidOptionError(msg)
+    return cutoffs
+
+
+def parse_metrics(text: str) -> list[tuple[str, Metric]]:
+    """Parse one metric string into ``(output name, Metric)`` pairs (several for a sweep).
+
+    The output name keeps the user's spelling; a sweep gives ``name@k`` per cutoff.
+
+    Examples
+    --------
+    >>> [name for name, _ in parse_metrics("NDCG@5,10")]
+    ['NDCG@5', 'NDCG@10']
+    >>> [metric.name for _, metric in parse_metrics("ndcg@10(gain=exp)")]
+    ['ndcg@10(gain=exp)']
+    """
+    if not isinstance(text, str):
+        msg = f"a metric must be a string such as 'ndcg@10' or a Metric object, got {text!r}"
+        raise InvalidOptionError(msg)
+    spec = text.strip()
+    match = _SPEC.match(spec.lower())
+    if match is None:
+        msg = f"cannot read metric {text!r}; expected e.g. 'ndcg@10', 'map' or 'ndcg@5,10'"
+        raise InvalidOptionError(msg)
+    name = match["name"]
+    cutoffs: list[int | None] = [None]
+    if match["cutoffs"] is not None:
+        cutoffs = list(_parse_cutoffs(match["cutoffs"], text))
+    elif (trec := _TREC_CUTOFF.match(name)) and _ALIASES.get(trec["name"], trec["name"]) in (
+        _FAMILIES
+    ):
+        # trec_eval spelling: P_5, ndcg_cut_10, map_cut_100, recall_5, success_1
+        name, cutoffs = trec["name"], [int(trec["k"])]
+    canonical = _ALIASES.get(name, name)
+    family = _FAMILIES.get(canonical)
+    if family is None:
+        raise UnknownMetricError(_suggest(name))
+    if family.cutoff == "none" and match["cutoffs"] is not None:
+        msg = f"metric {canonical!r} takes no cutoff; use {canonical!r} instead of {text!r}"
+        raise InvalidOptionError(msg)
+    if family.cutoff == "required" and cutoffs == [None]:
+        msg = f"metric {canonical!r} needs a cutoff, e.g. '{canonical}@10'"
+        raise InvalidOptionError(msg)
+    options = _parse_options(match["options"], text)
+    # Keep the user's spelling of the name and options in the output column.
+    original_name = spec[: len(match["name"])]
+    option_text = spec[spec.index("(") :] if match["options"] is not None else ""
+    if len(cutoffs) == 1:
+        return [(spec, family.make(cutoffs[0], options, text))]
+    return [(f"{original_name}@{k}{option_text}", family.make(k, options, text)) for k in cutoffs]
+
+
 def parse_metric(text: str) -> Metric:
-    """Parse one metric string (case-insensitive).
+    """Parse a metric string that names exactly one metric.
 
     Examples
     --------
@@ -96,39 +240,33 @@ def parse_metric(text: str) -> Metric:
     >>> parse_metric("recip_rank").name
     'mrr'
     """
-    if not isinstance(text, str):
-        msg = f"a metric must be a string such as 'ndcg@10' or a Metric object, got {text!r}"
+    parsed = parse_metrics(text)
+    if len(parsed) != 1:
+        msg = f"{text!r} names {len(parsed)} metrics; use parse_metrics for a cutoff sweep"
         raise InvalidOptionError(msg)
-    spec = text.strip().lower()
-    name, _, cutoff_text = spec.partition("@")
-    k: int | None = None
-    if cutoff_text:
-        if not re.fullmatch(r"\d+", cutoff_text):
-            msg = f"cutoff in metric {text!r} must be a positive integer, e.g. '{name}@10'"
-            raise InvalidOptionError(msg)
-        k = int(cutoff_text)
-    elif (match := _TREC_CUTOFF.match(name)) and _ALIASES.get(
-        match["name"], match["name"]
-    ) in _FAMILIES:
-        # trec_eval spelling: P_5, ndcg_cut_10, map_cut_100, recall_5, success_1
-        name, k = match["name"], int(match["k"])
-    canonical = _ALIASES.get(name, name)
-    family = _FAMILIES.get(canonical)
-    if family is None:
-        raise UnknownMetricError(_suggest(name))
-    if family.cutoff == "none" and "@" in spec:
-        msg = f"metric {canonical!r} takes no cutoff; use {canonical!r} instead of {text!r}"
+    return parsed[0][1]
+
+
+def build_metrics(
+    name: str, k: int | Sequence[int] | None, options: dict[str, Any]
+) -> list[Metric]:
+    """Metric objects for a namespace method call such as ``ndcg(k=[5, 10], gain="exp")``."""
+    family = _FAMILIES[name]
+    cutoffs: list[int | None] = list(k) if isinstance(k, (list, tuple)) else [k]  # type: ignore[list-item]
+    if not cutoffs:
+        msg = f"k= for {name!r} must be a positive int or a non-empty list of them"
         raise InvalidOptionError(msg)
-    if family.cutoff == "required" and k is None:
-        msg = f"metric {canonical!r} needs a cutoff, e.g. '{canonical}@10'"
+    if family.cutoff == "required" and None in cutoffs:
+        msg = f"metric {name!r} needs a cutoff, e.g. {name}(k=10)"
         raise InvalidOptionError(msg)
-    return family.build(k)
+    return [family.make(cutoff, options, name) for cutoff in cutoffs]
 
 
 def resolve_metrics(specs: object) -> list[tuple[str, Metric]]:
     """Turn the user's metric list into ``(output column name, Metric)`` pairs.
 
-    Strings keep their exact spelling as the output name; Metric objects use ``Metric.name``.
+    Strings keep their exact spelling as the output name (a sweep gives one name per cutoff);
+    Metric objects use ``Metric.name``.
     """
     if isinstance(specs, (str, Metric)):
         specs = [specs]
@@ -137,9 +275,10 @@ def resolve_metrics(specs: object) -> list[tuple[str, Metric]]:
         raise InvalidOptionError(msg)
     resolved: list[tuple[str, Metric]] = []
     for spec in specs:
-        metric = spec if isinstance(spec, Metric) else parse_metric(spec)
-        label = spec if isinstance(spec, str) else metric.name
-        resolved.append((label, metric))
+        if isinstance(spec, Metric):
+            resolved.append((spec.name, spec))
+        else:
+            resolved.extend(parse_metrics(spec))
     labels = [label for label, _ in resolved]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:

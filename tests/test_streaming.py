@@ -36,6 +36,23 @@ METRICS = [
     "dcg@5",
     "r_precision",
     "bpref",
+    "infap",
+    "mar",
+    "mar@5",
+    "err",
+    "err@5",
+    "err@5(transform=sigmoid)",
+    "rbp",
+    "rbp(gain=binary)",
+    "frp",
+    "frp@5",
+    "mean_rank",
+    "mean_rank@5",
+    "ndcg@5(gain=exp,ideal=retrieved)",
+    "ndcg@5(gain={0:0,1:1,2:5})",
+    "dcg@5(discount=jarvelin,log_base=10)",
+    "spearman",
+    "kendall_tau",
     "num_ret",
     "num_rel",
     "num_rel_ret",
@@ -119,6 +136,38 @@ def test_all_metrics_stream(
             pl.scan_parquet(log_path).filter(pl.col("system") == "A"), METRICS, **options
         )
     assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
+
+
+# Metrics with a closed-form expectation over tied scores.
+EXPECTED_TIES = [
+    "p@5",
+    "recall@5",
+    "success@5",
+    "hits@5",
+    "f1@5",
+    "judged@5",
+    "map",
+    "map@5",
+    "mrr",
+    "mrr@5",
+    "mar@5",
+    "ndcg",
+    "ndcg@5",
+    "dcg@5",
+    "r_precision",
+    "rbp",
+    "frp",
+    "frp@5",
+    "mean_rank@5",
+]
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_expected_ties_stream(log_path: Path, per_query: bool) -> None:
+    plan = rke.evaluate(
+        pl.scan_parquet(log_path), EXPECTED_TIES, ties="expected", by="system", per_query=per_query
+    )
+    assert_streams(plan)
 
 
 def test_relevance_level_streams(log_path: Path) -> None:

@@ -1,22 +1,41 @@
-"""Metric families. Each module builds :class:`~polars_rankeval.metrics._base.Metric` objects."""
+"""Metric families. Each module builds :class:`~polars_rankeval.metrics._base.Metric` objects.
+
+The builders are also the typed way to pass options inside one ``evaluate`` call::
+
+    rke.evaluate(log, ["map", rke.metrics.ndcg(10, gain="exp"), rke.metrics.err(10)])
+"""
 
 from __future__ import annotations
 
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.metrics.average_precision import average_precision, reciprocal_rank
+from polars_rankeval.metrics.average_precision import (
+    average_precision,
+    inferred_average_precision,
+    mean_average_recall,
+    reciprocal_rank,
+)
 from polars_rankeval.metrics.bpref import bpref
+from polars_rankeval.metrics.correlation import kendall_tau, spearman
 from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
 from polars_rankeval.metrics.dcg import dcg, ndcg
+from polars_rankeval.metrics.rank_position import first_relevant_position, mean_rank
+from polars_rankeval.metrics.user_model import err, rbp
 
 __all__ = [
     "Metric",
     "average_precision",
     "bpref",
     "dcg",
+    "err",
     "f1",
+    "first_relevant_position",
     "hits",
+    "inferred_average_precision",
     "judged",
+    "kendall_tau",
+    "mean_average_recall",
+    "mean_rank",
     "ndcg",
     "num_q",
     "num_rel",
@@ -24,7 +43,9 @@ __all__ = [
     "num_ret",
     "precision",
     "r_precision",
+    "rbp",
     "recall",
     "reciprocal_rank",
+    "spearman",
     "success",
 ]

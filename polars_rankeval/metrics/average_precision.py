@@ -15,6 +15,7 @@ from polars_rankeval.metrics._base import (
     Partials,
     at,
     check_cutoff,
+    no_closed_form,
     num_rel_partial,
     ratio_or_zero,
 )
@@ -90,3 +91,35 @@ def reciprocal_rank(k: int | None = None) -> Metric:
         return {key: (1.0 / ctx.rank.cast(pl.Float64)).filter(first_hit).sum()}
 
     return Metric(at("mrr", k), partials, lambda p: p(key))
+
+
+_INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
+
+
+def inferred_average_precision() -> Metric:
+    """trec_eval ``infAP`` (Yilmaz & Aslam 2006), exactly as ``m_infap.c``.
+
+    For a relevant row at 0-based position ``j > 0`` with ``r`` relevant, ``nr`` judged
+    non-relevant and ``u`` pooled-but-unjudged (negative label) rows above it, the term is
+    ``1/(j+1) + (j/(j+1)) · ((r + nr + u)/j) · ((r + ε)/(r + nr + 2ε))``; position 0 gives 1.
+    Rows outside the pool (null label) are skipped but still count in ``j``. The sum is divided
+    by ``R``.
+    """
+
+    def partials(ctx: RankingContext) -> Partials:
+        no_closed_form(ctx, "infap")
+        j = ctx.rank.cast(pl.Float64) - 1.0
+        rel_above = ctx.relevant_rank.cast(pl.Float64) - 1.0
+        nonrel_above = (ctx.judged_rank - ctx.relevant_rank).cast(pl.Float64)
+        unjudged_above = (ctx.labelled_rank - ctx.judged_rank).cast(pl.Float64)
+        eps = _INFAP_EPSILON
+        later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (
+            (rel_above + nonrel_above + unjudged_above) / j
+        ) * ((rel_above + eps) / (rel_above + nonrel_above + 2 * eps))
+        term = pl.when(j == 0).then(1.0).otherwise(later)
+        return {
+            "infap_sum": term.filter(ctx.relevant & ctx.retrieved).sum(),
+            **num_rel_partial(ctx),
+        }
+
+    return Metric("infap", partials, lambda p: ratio_or_zero(p("infap_sum"), p("num_rel")))

@@ -11,13 +11,20 @@ from __future__ import annotations
 import polars as pl
 
 from polars_rankeval.context import RankingContext
-from polars_rankeval.metrics._base import Metric, Partials, num_rel_partial, ratio_or_zero
+from polars_rankeval.metrics._base import (
+    Metric,
+    Partials,
+    no_closed_form,
+    num_rel_partial,
+    ratio_or_zero,
+)
 
 
 def bpref() -> Metric:
     """trec_eval ``bpref``."""
 
     def partials(ctx: RankingContext) -> Partials:
+        no_closed_form(ctx, "bpref")
         nonrel_above = (ctx.judged_rank.cast(pl.Int64) - ctx.relevant_rank.cast(pl.Int64)).cast(
             pl.Float64
         )

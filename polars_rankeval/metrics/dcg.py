@@ -72,10 +72,11 @@ def _check_options(gain: object, log_base: object, discount: object, ideal: obje
 def gain_expr(label: pl.Expr, gain: Gain) -> pl.Expr:
     """Per-row gain from the Int64 label; unjudged (null) and negative labels give 0."""
     if isinstance(gain, Mapping):
-        mapping = {int(key): float(value) for key, value in gain.items() if key >= 0}
-        mapped = label.replace_strict(
-            list(mapping), list(mapping.values()), default=0.0, return_dtype=pl.Float64
-        )
+        # A when/then chain streams; replace_strict falls back to the in-memory engine.
+        mapped: pl.Expr = pl.lit(0.0)
+        for key, value in sorted(gain.items(), reverse=True):
+            if key >= 0:
+                mapped = pl.when(label == key).then(float(value)).otherwise(mapped)
         return mapped.fill_null(0.0)
     positive = pl.when(label > 0).then(label).otherwise(0).cast(pl.Float64)
     if gain == "exp":
