@@ -36,6 +36,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._columns import Columns
+from polars_rankeval.conventions import NegativeLabels
 from polars_rankeval.errors import InvalidOptionError
 
 Window = Callable[[pl.Expr], pl.Expr]
@@ -173,13 +174,20 @@ def check_ties(ties: object) -> Ties:
     return ties
 
 
-def _row_flags(relevance: pl.Expr, score: pl.Expr, relevance_level: int) -> dict[str, pl.Expr]:
+def _row_flags(
+    relevance: pl.Expr,
+    score: pl.Expr,
+    relevance_level: int,
+    negative_labels: NegativeLabels = "unjudged",
+) -> dict[str, pl.Expr]:
     label = relevance.cast(pl.Int64)
+    # trec_eval: a negative label is "pooled but unjudged"; ranx reads it as non-relevant.
+    judged = label >= 0 if negative_labels == "unjudged" else label.is_not_null()
     return {
         "label": label,
         "retrieved": score.is_not_null(),
         "relevant": ((label >= relevance_level) & (label >= 0)).fill_null(value=False),
-        "judged": (label >= 0).fill_null(value=False),
+        "judged": judged.fill_null(value=False),
         "has_label": label.is_not_null(),
         "gain": pl.when(label > 0).then(label).otherwise(0).cast(pl.Float64),
     }
@@ -279,19 +287,25 @@ def ranked_frame(
     lf: pl.LazyFrame,
     columns: Columns,
     relevance_level: int,
-    ties: Ties = "trec",
-) -> tuple[pl.LazyFrame, RankingContext]:
+    *,
+    tie_groups: bool = False,
+    negative_labels: NegativeLabels = "unjudged",
+) -> tuple[pl.LazyFrame, RankingContext, RankingContext | None]:
     """Add the context as window columns to ``lf`` (one pass of windows over the partition).
 
-    Columns the chosen metrics do not use are pruned by Polars' projection pushdown, so the
-    context costs only what the metrics need.
+    Returns the frame, the context under trec ties and, when ``tie_groups`` is set, the same
+    context under ``ties="expected"`` (sharing every column but the tie-group ones). Columns
+    the chosen metrics do not use are pruned by Polars' projection pushdown, so the context
+    costs only what the metrics need.
     """
     partition = columns.partition
 
     def over(expr: pl.Expr) -> pl.Expr:
         return expr.over(partition)
 
-    flags = _row_flags(pl.col(columns.relevance), pl.col(columns.score), relevance_level)
+    flags = _row_flags(
+        pl.col(columns.relevance), pl.col(columns.score), relevance_level, negative_labels
+    )
     order = over(trec_order(pl.col(columns.score), pl.col(columns.item)))
     lf, refs = _materialise(lf, {**flags, "order": order})
     lf, ranks = _materialise(lf, {"rank": pl.when(refs["retrieved"]).then(refs["order"])})
@@ -303,23 +317,25 @@ def ranked_frame(
     def running_sum(expr: pl.Expr) -> pl.Expr:
         return expr.cum_sum().over(partition, order_by=order_col)
 
-    tie = None
-    rel_weight = refs["relevant"].cast(pl.Float64)
-    judged_weight = refs["judged"].cast(pl.Float64)
-    if ties == "expected":
-        lf, tie = _tie_frame(lf, {**refs, "order": order_col}, partition, columns.score)
-        rel_weight = tie.relevant.cast(pl.Float64) / tie.size.cast(pl.Float64)
-        judged_weight = tie.judged.cast(pl.Float64) / tie.size.cast(pl.Float64)
     ctx = _context(
         refs,
-        rel_weight=rel_weight,
-        judged_weight=judged_weight,
+        rel_weight=refs["relevant"].cast(pl.Float64),
+        judged_weight=refs["judged"].cast(pl.Float64),
         over=over,
         running_sum=running_sum,
-        ties=ties,
+    )
+    if not tie_groups:
+        return lf, ctx, None
+    lf, tie = _tie_frame(lf, {**refs, "order": order_col}, partition, columns.score)
+    size = tie.size.cast(pl.Float64)
+    expected = replace(
+        ctx,
+        rel_weight=tie.relevant.cast(pl.Float64) / size,
+        judged_weight=tie.judged.cast(pl.Float64) / size,
+        ties="expected",
         tie=tie,
     )
-    return lf, ctx
+    return lf, ctx, expected
 
 
 def group_context(

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
 from polars_rankeval._columns import Columns, check_relevance_level, check_schema, make_columns
 from polars_rankeval.context import RankingContext, Ties, check_ties, ranked_frame
+from polars_rankeval.conventions import (
+    Convention,
+    ConventionName,
+    NegativeLabels,
+    Unretrieved,
+    get_convention,
+)
 from polars_rankeval.errors import DuplicateItemError, InvalidOptionError
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import resolve_metrics
+from polars_rankeval.registry import MetricRequest, resolve_metrics
 
 MissingQueries = Literal["skip", "zero"]
 Engine = Literal["auto", "in-memory", "streaming"]
@@ -52,20 +60,90 @@ def _raise_on_duplicates(columns: Columns) -> pl.Expr:
     return extra.map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
 
 
-def _per_query_plan(  # noqa: PLR0917 (internal, called once)
+@dataclass(frozen=True)
+class Settings:
+    """Evaluation settings after explicit keywords are laid over the convention preset."""
+
+    relevance_level: int
+    missing_queries: MissingQueries
+    ties: Ties
+    negative_labels: NegativeLabels
+    unretrieved: Unretrieved
+
+
+_TREC_SETTINGS: dict[str, Any] = {
+    "relevance_level": 1,
+    "missing_queries": "skip",
+    "ties": "trec",
+    "negative_labels": "unjudged",
+    "unretrieved": "count",
+}
+
+
+def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settings:
+    """Explicit keywords win over the preset, which wins over trec_eval's defaults."""
+    chosen = {
+        key: explicit[key]
+        if explicit.get(key) is not None
+        else convention.settings.get(key, default)
+        for key, default in _TREC_SETTINGS.items()
+    }
+    _check_choice("missing_queries", chosen["missing_queries"], ["skip", "zero"])
+    _check_choice("negative_labels", chosen["negative_labels"], ["unjudged", "nonrelevant"])
+    _check_choice("unretrieved", chosen["unretrieved"], ["count", "drop"])
+    return Settings(
+        relevance_level=check_relevance_level(chosen["relevance_level"]),
+        missing_queries=chosen["missing_queries"],
+        ties=check_ties(chosen["ties"]),
+        negative_labels=chosen["negative_labels"],
+        unretrieved=chosen["unretrieved"],
+    )
+
+
+def _per_query_plan(
     lf: pl.LazyFrame,
     columns: Columns,
     resolved: list[tuple[str, Metric]],
-    relevance_level: int,
-    missing_queries: MissingQueries,
-    ties: Ties,
+    settings: Settings,
 ) -> pl.LazyFrame:
-    ranked, ctx = ranked_frame(lf, columns, relevance_level, ties)
-    ranked, ctx = _metric_rows(ranked, ctx, [metric for _, metric in resolved])
-    partials = _collect_partials(ctx, [metric for _, metric in resolved])
+    if settings.unretrieved == "drop":
+        # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.
+        lf = lf.filter(pl.col(columns.score).is_not_null())
+    modes = [metric.ties or settings.ties for _, metric in resolved]
+    ranked, trec_ctx, expected_ctx = ranked_frame(
+        lf,
+        columns,
+        settings.relevance_level,
+        tie_groups="expected" in modes,
+        negative_labels=settings.negative_labels,
+    )
+    # One context per tie mode; partial and row names carry the mode so they never collide.
+    contexts = {"trec": trec_ctx, "expected": expected_ctx or trec_ctx}
+    plans: list[tuple[str, Metric, RankingContext, str]] = []
+    row_terms: dict[str, pl.Expr] = {}
+    for (label, metric), mode in zip(resolved, modes, strict=True):
+        prefix = "" if mode == "trec" else "E:"
+        rows = metric.rows(contexts[mode])
+        row_terms.update({prefix + key: expr for key, expr in rows.items()})
+        plans.append((label, metric, contexts[mode], prefix))
+    names = {key: f"__rke_row_{index}" for index, key in enumerate(row_terms)}
+    if names:
+        ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in row_terms.items())
+    partials: dict[str, pl.Expr] = {}
+    for index, (label, metric, ctx, prefix) in enumerate(plans):
+        own_rows = {
+            key.removeprefix(prefix): pl.col(name)
+            for key, name in names.items()
+            if key.startswith(prefix) and (prefix or not key.startswith("E:"))
+        }
+        ctx_with_rows = ctx.with_extra(own_rows)
+        plans[index] = (label, metric, ctx_with_rows, prefix)
+        partials.update(
+            {prefix + key: expr for key, expr in metric.partials(ctx_with_rows).items()}
+        )
     bookkeeping = {
-        _N_LABELLED: ctx.has_label.sum(),
-        _N_RETRIEVED: ctx.retrieved.sum(),
+        _N_LABELLED: trec_ctx.has_label.sum(),
+        _N_RETRIEVED: trec_ctx.retrieved.sum(),
         _N_ROWS: pl.len(),
         _N_ITEMS: pl.col(columns.item).n_unique(),
     }
@@ -73,27 +151,17 @@ def _per_query_plan(  # noqa: PLR0917 (internal, called once)
     # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
     # have judgments but no retrieved row.
     evaluated = pl.col(_N_LABELLED) > 0
-    if missing_queries == "skip":
+    if settings.missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
     checked = grouped.filter(_raise_on_duplicates(columns) & evaluated)
+
+    def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
+        return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
+
     return checked.select(
         *columns.partition,
-        *(metric.value_for(ctx)(pl.col).alias(label) for label, metric in resolved),
+        *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in plans),
     ).sort(columns.partition)
-
-
-def _metric_rows(
-    ranked: pl.LazyFrame, ctx: RankingContext, metrics: list[Metric]
-) -> tuple[pl.LazyFrame, RankingContext]:
-    """Materialise the metrics' own per-row terms (windows) before the group_by."""
-    rows: dict[str, pl.Expr] = {}
-    for metric in metrics:
-        rows.update(metric.rows(ctx))
-    if not rows:
-        return ranked, ctx
-    names = {key: f"__rke_row_{index}" for index, key in enumerate(rows)}
-    ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in rows.items())
-    return ranked, ctx.with_extra({key: pl.col(name) for key, name in names.items()})
 
 
 def _collect_partials(ctx: RankingContext, metrics: list[Metric]) -> dict[str, pl.Expr]:
@@ -122,13 +190,16 @@ def _summary(
 
 def evaluate(
     data: FrameT,
-    metrics: Sequence[str | Metric] | str | Metric,
+    metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
     per_query: bool = False,
     by: str | Sequence[str] | None = None,
-    relevance_level: int = 1,
-    missing_queries: MissingQueries = "skip",
-    ties: Ties = "trec",
+    relevance_level: int | None = None,
+    missing_queries: MissingQueries | None = None,
+    ties: Ties | None = None,
+    convention: ConventionName = "trec_eval",
+    negative_labels: NegativeLabels | None = None,
+    unretrieved: Unretrieved | None = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -151,7 +222,8 @@ def evaluate(
     by
         Columns whose values split the table into separate runs, e.g. ``"model"``.
     relevance_level
-        Labels ``>= relevance_level`` are relevant (trec_eval ``-l``); ndcg/dcg ignore it.
+        Labels ``>= relevance_level`` are relevant (trec_eval ``-l``, default 1); ndcg/dcg
+        ignore it.
     missing_queries
         ``"skip"`` (default, trec_eval) drops queries that have judgments but no retrieved row;
         ``"zero"`` scores them on an empty ranking (trec_eval ``-c``).
@@ -159,6 +231,15 @@ def evaluate(
         ``"trec"`` (default) breaks tied scores by item id, as trec_eval; ``"expected"`` gives
         each metric's expected value over all orderings of the tied rows (McSherry & Najork
         2008), and raises for metrics without a closed form.
+    convention
+        ``"trec_eval"`` (default), ``"sklearn"``, ``"ranx"``, ``"torchmetrics"``, ``"spark"`` or
+        ``"recommenders"``: that tool's definitions as defaults (see the README's conventions
+        table). Explicit keywords and metric options win over the preset.
+    negative_labels
+        ``"unjudged"`` (default, trec_eval: pooled but unjudged) or ``"nonrelevant"`` (ranx).
+    unretrieved
+        ``"count"`` (default): judged rows with a null score count toward ``R`` and the ideal
+        DCG; ``"drop"``: they are ignored, as in tools that only see the supplied rows.
     query, item, score, relevance
         Column names.
     engine
@@ -194,20 +275,28 @@ def evaluate(
     └─────┴──────┴─────┘
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
-    level = check_relevance_level(relevance_level)
-    _check_choice("missing_queries", missing_queries, ["skip", "zero"])
-    tie_mode = check_ties(ties)
+    preset = get_convention(convention)
+    settings = resolve_settings(
+        preset,
+        {
+            "relevance_level": relevance_level,
+            "missing_queries": missing_queries,
+            "ties": ties,
+            "negative_labels": negative_labels,
+            "unretrieved": unretrieved,
+        },
+    )
     _check_choice("engine", engine, ["auto", "in-memory", "streaming"])
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
-    resolved = resolve_metrics(metrics)
+    resolved = resolve_metrics(metrics, preset)
     if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         msg = f"data must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
         raise InvalidOptionError(msg)
     lf = data.lazy()
     check_schema(lf.collect_schema(), columns)
-    plan = _per_query_plan(lf, columns, resolved, level, missing_queries, tie_mode)
+    plan = _per_query_plan(lf, columns, resolved, settings)
     if not per_query:
         plan = _summary(plan, resolved, columns.by)
     if isinstance(data, pl.DataFrame):

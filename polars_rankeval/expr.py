@@ -63,6 +63,12 @@ def metric_expr(
     └───────┴─────┘
     """
     resolved = metric if isinstance(metric, Metric) else parse_metric(metric)
+    if resolved.ties == "expected":
+        msg = (
+            f"ties='expected' ({resolved.name}) needs the tie groups of the whole list, which "
+            "only the frame-level path builds: use evaluate(..., ties='expected')"
+        )
+        raise InvalidOptionError(msg)
     ctx = group_context(
         _as_expr(relevance, "relevance"),
         _as_expr(score, "score"),

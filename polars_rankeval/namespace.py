@@ -11,11 +11,12 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
+from polars_rankeval.conventions import get_convention
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import FrameT, evaluate
 from polars_rankeval.expr import IntoExpr, metric_expr
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import build_metrics, family_options
+from polars_rankeval.registry import MetricRequest, build_metrics, family_options
 
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 
@@ -40,12 +41,12 @@ class _MetricMethods(Generic[ResultT]):
     to :func:`polars_rankeval.evaluate` (frames) or :func:`polars_rankeval.metric_expr`.
     """
 
-    def _metrics(self, metrics: list[Metric], options: dict[str, Any]) -> ResultT:
+    def _metrics(self, request: MetricRequest, options: dict[str, Any]) -> ResultT:
         raise NotImplementedError
 
     def _one(self, name: str, k: Cutoff, options: dict[str, Any]) -> ResultT:
         own, rest = _split(name, options)
-        return self._metrics(build_metrics(name, k, own), rest)
+        return self._metrics(MetricRequest(name, k, own), rest)
 
     def precision(self, k: Cutoff, **options: Any) -> ResultT:
         """``p@k``."""
@@ -163,12 +164,14 @@ class _FrameNamespace(_MetricMethods[FrameT]):
     def __init__(self, frame: FrameT) -> None:
         self._frame: FrameT = frame
 
-    def evaluate(self, metrics: Sequence[str | Metric] | str | Metric, **options: Any) -> FrameT:
+    def evaluate(
+        self, metrics: Sequence[str | Metric | MetricRequest] | str | Metric, **options: Any
+    ) -> FrameT:
         """Evaluate several metrics in one pass; see :func:`polars_rankeval.evaluate`."""
         return evaluate(self._frame, metrics, **options)
 
-    def _metrics(self, metrics: list[Metric], options: dict[str, Any]) -> FrameT:
-        return self.evaluate(metrics, **options)
+    def _metrics(self, request: MetricRequest, options: dict[str, Any]) -> FrameT:
+        return self.evaluate([request], **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")
@@ -204,8 +207,11 @@ class ExprRankEval(_MetricMethods[pl.Expr]):
             metric, relevance=self._expr, score=score, item=item, relevance_level=relevance_level
         )
 
-    def _metrics(self, metrics: list[Metric], options: dict[str, Any]) -> pl.Expr:
+    def _metrics(self, request: MetricRequest, options: dict[str, Any]) -> pl.Expr:
+        convention = get_convention(options.pop("convention", "trec_eval"))
+        metrics = build_metrics(request.family, request.k, request.options, convention)
         if len(metrics) != 1:
             msg = "the expression namespace builds one metric per expression; pass one cutoff"
             raise InvalidOptionError(msg)
-        return self.metric(metrics[0], **options)
+        level = options.pop("relevance_level", convention.settings.get("relevance_level", 1))
+        return self.metric(metrics[0], relevance_level=level, **options)

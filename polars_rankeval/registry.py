@@ -13,12 +13,16 @@ import difflib
 import inspect
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from polars_rankeval import metrics as m
+from polars_rankeval.context import check_ties
+from polars_rankeval.conventions import CONVENTIONS, Convention
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
-from polars_rankeval.metrics._base import Metric
+from polars_rankeval.metrics._base import Metric, with_option
+
+_TREC = CONVENTIONS["trec_eval"]
 
 
 @dataclass(frozen=True)
@@ -27,19 +31,41 @@ class _Family:
     cutoff: str  # "required", "optional" or "none"
 
     def options(self) -> list[str]:
-        """Keyword options the builder accepts (besides the cutoff)."""
+        """Keyword options the builder accepts (besides the cutoff), plus ``ties``."""
         parameters = inspect.signature(self.build).parameters.values()
-        return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        own = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        return [*own, "ties"]
 
-    def make(self, k: int | None, options: dict[str, Any], label: str) -> Metric:
-        unknown = sorted(set(options) - set(self.options()))
-        if unknown:
-            allowed = ", ".join(self.options()) or "none"
-            msg = f"metric {label!r} has no option {', '.join(unknown)}; its options: {allowed}"
-            raise InvalidOptionError(msg)
+    def _build(self, k: int | None, options: dict[str, Any]) -> Metric:
         if self.cutoff == "none":
             return self.build(**options)
         return self.build(k, **options)
+
+    def make(
+        self,
+        k: int | None,
+        options: dict[str, Any],
+        label: str,
+        defaults: dict[str, Any] | None = None,
+    ) -> Metric:
+        """Build the metric from explicit ``options`` over a convention's ``defaults``.
+
+        The name shows only the explicit options, so a preset does not rename columns.
+        """
+        unknown = sorted(set(options) - set(self.options()))
+        if unknown:
+            allowed = ", ".join(self.options())
+            msg = f"metric {label!r} has no option {', '.join(unknown)}; its options: {allowed}"
+            raise InvalidOptionError(msg)
+        explicit = dict(options)
+        ties = explicit.pop("ties", None)
+        merged = {**(defaults or {}), **explicit}
+        ties = merged.pop("ties", None) if ties is None else ties
+        metric = self._build(k, merged)
+        name = self._build(k, explicit).name if defaults else metric.name
+        if "ties" in options:
+            name = with_option(name, "ties", check_ties(ties))
+        return replace(metric, name=name, ties=None if ties is None else check_ties(ties))
 
 
 def _hit_rate(k: int, **options: Any) -> Metric:
@@ -180,7 +206,7 @@ def _parse_cutoffs(text: str, spec: str) -> list[int]:
     return cutoffs
 
 
-def parse_metrics(text: str) -> list[tuple[str, Metric]]:
+def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, Metric]]:
     """Parse one metric string into ``(output name, Metric)`` pairs (several for a sweep).
 
     The output name keeps the user's spelling; a sweep gives ``name@k`` per cutoff.
@@ -220,12 +246,16 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
         msg = f"metric {canonical!r} needs a cutoff, e.g. '{canonical}@10'"
         raise InvalidOptionError(msg)
     options = _parse_options(match["options"], text)
+    defaults = convention.defaults_for(canonical)
     # Keep the user's spelling of the name and options in the output column.
     original_name = spec[: len(match["name"])]
     option_text = spec[spec.index("(") :] if match["options"] is not None else ""
     if len(cutoffs) == 1:
-        return [(spec, family.make(cutoffs[0], options, text))]
-    return [(f"{original_name}@{k}{option_text}", family.make(k, options, text)) for k in cutoffs]
+        return [(spec, family.make(cutoffs[0], options, text, defaults))]
+    return [
+        (f"{original_name}@{k}{option_text}", family.make(k, options, text, defaults))
+        for k in cutoffs
+    ]
 
 
 def parse_metric(text: str) -> Metric:
@@ -247,11 +277,27 @@ def parse_metric(text: str) -> Metric:
     return parsed[0][1]
 
 
+@dataclass(frozen=True)
+class MetricRequest:
+    """A metric asked for by a namespace method, e.g. ``ndcg(k=[5, 10], gain="exp")``.
+
+    It is resolved inside ``evaluate`` so that the ``convention=`` preset applies to it.
+    """
+
+    family: str
+    k: int | Sequence[int] | None
+    options: dict[str, Any]
+
+
 def build_metrics(
-    name: str, k: int | Sequence[int] | None, options: dict[str, Any]
+    name: str,
+    k: int | Sequence[int] | None,
+    options: dict[str, Any],
+    convention: Convention = _TREC,
 ) -> list[Metric]:
     """Metric objects for a namespace method call such as ``ndcg(k=[5, 10], gain="exp")``."""
     family = _FAMILIES[name]
+    defaults = convention.defaults_for(name)
     cutoffs: list[int | None] = list(k) if isinstance(k, (list, tuple)) else [k]  # type: ignore[list-item]
     if not cutoffs:
         msg = f"k= for {name!r} must be a positive int or a non-empty list of them"
@@ -259,16 +305,16 @@ def build_metrics(
     if family.cutoff == "required" and None in cutoffs:
         msg = f"metric {name!r} needs a cutoff, e.g. {name}(k=10)"
         raise InvalidOptionError(msg)
-    return [family.make(cutoff, options, name) for cutoff in cutoffs]
+    return [family.make(cutoff, options, name, defaults) for cutoff in cutoffs]
 
 
-def resolve_metrics(specs: object) -> list[tuple[str, Metric]]:
+def resolve_metrics(specs: object, convention: Convention = _TREC) -> list[tuple[str, Metric]]:
     """Turn the user's metric list into ``(output column name, Metric)`` pairs.
 
     Strings keep their exact spelling as the output name (a sweep gives one name per cutoff);
     Metric objects use ``Metric.name``.
     """
-    if isinstance(specs, (str, Metric)):
+    if isinstance(specs, (str, Metric, MetricRequest)):
         specs = [specs]
     if not isinstance(specs, (list, tuple)) or not specs:
         msg = f"metrics must be a non-empty list such as ['ndcg@10', 'map'], got {specs!r}"
@@ -277,8 +323,11 @@ def resolve_metrics(specs: object) -> list[tuple[str, Metric]]:
     for spec in specs:
         if isinstance(spec, Metric):
             resolved.append((spec.name, spec))
+        elif isinstance(spec, MetricRequest):
+            built = build_metrics(spec.family, spec.k, spec.options, convention)
+            resolved.extend((metric.name, metric) for metric in built)
         else:
-            resolved.extend(parse_metrics(spec))
+            resolved.extend(parse_metrics(spec, convention))
     labels = [label for label, _ in resolved]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:

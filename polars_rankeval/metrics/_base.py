@@ -21,7 +21,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval.context import RankingContext
+from polars_rankeval.context import RankingContext, Ties
 from polars_rankeval.errors import InvalidOptionError
 
 Partials = dict[str, pl.Expr]
@@ -54,6 +54,8 @@ class Metric:
     expected_value
         The per-query value under ``ties="expected"`` when its partials differ from the
         trec ones; ``value`` is used otherwise.
+    ties
+        Tie handling of this metric; None follows the evaluation's ``ties=``.
     """
 
     name: str
@@ -62,6 +64,7 @@ class Metric:
     summary: Literal["mean", "sum", "nanmean"] = "mean"
     rows: RowTerms = _no_rows
     expected_value: Callable[[Lookup], pl.Expr] | None = None
+    ties: Ties | None = None
 
     def value_for(self, ctx: RankingContext) -> Callable[[Lookup], pl.Expr]:
         """The value builder that matches the context's tie handling."""
@@ -96,6 +99,13 @@ def named(base: str, options: Mapping[str, object]) -> str:
     if not options:
         return base
     return base + "(" + ",".join(f"{key}={value}" for key, value in options.items()) + ")"
+
+
+def with_option(name: str, key: str, value: object) -> str:
+    """Add one option to a metric name: ``ndcg@10`` → ``ndcg@10(ties=expected)``."""
+    if name.endswith(")"):
+        return f"{name[:-1]},{key}={value})"
+    return f"{name}({key}={value})"
 
 
 def ratio_or_zero(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:

@@ -6,15 +6,20 @@ and ``mar``, ``mar@k``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import polars as pl
 
 from polars_rankeval.context import RankingContext
+from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
     Lookup,
     Metric,
     Partials,
     at,
     check_cutoff,
+    hits_partial,
+    named,
     no_closed_form,
     num_rel_partial,
     ratio_or_zero,
@@ -36,20 +41,37 @@ def hits_at_own_rank(ctx: RankingContext) -> pl.Expr:
     return ctx.rel_weight * (tie.relevant_above.cast(pl.Float64) + 1.0 + others)
 
 
-def average_precision(k: int | None = None) -> Metric:
-    """AP over the top ``k``: ``(1/R) Σ_{relevant i ≤ k} hits@i / i``.
+APDenominator = Literal["R", "min_k_R", "hits"]
 
-    The denominator is all ``R`` relevant rows, retrieved or not, as trec_eval ``map`` and
-    ``map_cut_k``; 0 when ``R = 0``.
+
+def average_precision(k: int | None = None, *, denominator: APDenominator = "R") -> Metric:
+    """AP over the top ``k``: ``(1/D) Σ_{relevant i ≤ k} hits@i / i``; 0 when ``D = 0``.
+
+    ``denominator``: ``"R"`` (default) divides by all ``R`` relevant rows, retrieved or not, as
+    trec_eval ``map`` / ``map_cut_k`` and ranx; ``"min_k_R"`` by ``min(k, R)`` (Spark
+    ``meanAveragePrecisionAt``, Recommenders ``map_at_k``); ``"hits"`` by the relevant rows
+    retrieved in the top ``k`` (torchmetrics).
     """
     k = check_cutoff(k, "map", required=False)
+    if denominator not in ("R", "min_k_R", "hits"):
+        msg = f"option denominator= must be 'R', 'min_k_R' or 'hits', got {denominator!r}"
+        raise InvalidOptionError(msg)
+    suffix = named("", {"denominator": denominator} if denominator != "R" else {})
     key = at("ap_sum", k)
 
     def partials(ctx: RankingContext) -> Partials:
         term = hits_at_own_rank(ctx) / ctx.rank.cast(pl.Float64)
-        return {key: term.filter(ctx.within(k)).sum(), **num_rel_partial(ctx)}
+        extra = hits_partial(ctx, k) if denominator == "hits" else {}
+        return {key: term.filter(ctx.within(k)).sum(), **num_rel_partial(ctx), **extra}
 
-    return Metric(at("map", k), partials, lambda p: ratio_or_zero(p(key), p("num_rel")))
+    def value(p: Lookup) -> pl.Expr:
+        if denominator == "hits":
+            return ratio_or_zero(p(key), p(at("hits", k)))
+        if denominator == "min_k_R" and k is not None:
+            return ratio_or_zero(p(key), pl.min_horizontal(p("num_rel"), pl.lit(k)))
+        return ratio_or_zero(p(key), p("num_rel"))
+
+    return Metric(at("map", k) + suffix, partials, value)
 
 
 def mean_average_recall(k: int | None = None) -> Metric:

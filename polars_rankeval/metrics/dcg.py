@@ -8,8 +8,11 @@ uncut ``ndcg`` compares the whole run with the whole ideal list (trec_eval ``ndc
 
 Options:
 
-* ``gain``: ``"linear"``, ``"exp"`` (``2^label - 1``, ranx ``ndcg_burges``) or a mapping from
-  label to gain (labels not in the mapping, negative and null labels give 0);
+* ``gain``: ``"linear"``, ``"exp"`` (``2^label - 1``, ranx ``ndcg_burges``), ``"binary"`` (1 for
+  relevant rows, ``label >= relevance_level``) or a mapping from label to gain (labels not in
+  the mapping, negative and null labels give 0);
+* ``gain_level``: when True, labels below ``relevance_level`` give no gain, in the run and in
+  the ideal list (ranx); by default ``relevance_level`` does not touch DCG, as in trec_eval;
 * ``log_base``: base of the logarithm in the discount (default 2);
 * ``discount``: ``"log"`` (``1/log_b(i + 1)``) or ``"jarvelin"`` (Järvelin & Kekäläinen 2002:
   rank 1 undiscounted, then ``1/log_b(i)``);
@@ -36,14 +39,17 @@ from polars_rankeval.metrics._base import (
     ratio_or_zero,
 )
 
-Gain = Literal["linear", "exp"] | Mapping[int, float]
+Gain = Literal["linear", "exp", "binary"] | Mapping[int, float]
 Discount = Literal["log", "jarvelin"]
 Ideal = Literal["judged", "retrieved"]
 
 
 def _check_options(gain: object, log_base: object, discount: object, ideal: object) -> None:
-    if not (gain in ("linear", "exp") or isinstance(gain, Mapping)):
-        msg = f"option gain= must be 'linear', 'exp' or a mapping label -> gain, got {gain!r}"
+    if not (gain in ("linear", "exp", "binary") or isinstance(gain, Mapping)):
+        msg = (
+            "option gain= must be 'linear', 'exp', 'binary' or a mapping label -> gain, "
+            f"got {gain!r}"
+        )
         raise InvalidOptionError(msg)
     if isinstance(gain, Mapping):
         for label, value in gain.items():
@@ -69,8 +75,10 @@ def _check_options(gain: object, log_base: object, discount: object, ideal: obje
         raise InvalidOptionError(msg)
 
 
-def gain_expr(label: pl.Expr, gain: Gain) -> pl.Expr:
+def gain_expr(label: pl.Expr, gain: Gain, relevant: pl.Expr) -> pl.Expr:
     """Per-row gain from the Int64 label; unjudged (null) and negative labels give 0."""
+    if gain == "binary":
+        return relevant.cast(pl.Float64)
     if isinstance(gain, Mapping):
         # A when/then chain streams; replace_strict falls back to the in-memory engine.
         mapped: pl.Expr = pl.lit(0.0)
@@ -91,7 +99,9 @@ def _discount(position: pl.Expr, log_base: float, discount: Discount) -> pl.Expr
     return 1.0 / (i + 1.0).log(log_base)
 
 
-def _options(gain: Gain, log_base: float, discount: Discount, ideal: Ideal) -> dict[str, object]:
+def _options(
+    gain: Gain, log_base: float, discount: Discount, ideal: Ideal, gain_level: bool
+) -> dict[str, object]:
     shown: dict[str, object] = {}
     if isinstance(gain, Mapping):
         shown["gain"] = "{" + ",".join(f"{key}:{value:g}" for key, value in gain.items()) + "}"
@@ -103,19 +113,27 @@ def _options(gain: Gain, log_base: float, discount: Discount, ideal: Ideal) -> d
         shown["discount"] = discount
     if ideal != "judged":
         shown["ideal"] = ideal
+    if gain_level:
+        shown["gain_level"] = True
     return shown
 
 
 class _DcgFamily:
     """Shared builders of one (gain, log_base, discount, ideal) setting."""
 
-    def __init__(self, gain: Gain, log_base: float, discount: Discount, ideal: Ideal) -> None:
+    def __init__(
+        self, gain: Gain, log_base: float, discount: Discount, ideal: Ideal, gain_level: bool
+    ) -> None:
         _check_options(gain, log_base, discount, ideal)
+        if not isinstance(gain_level, bool):
+            msg = f"option gain_level= must be True or False, got {gain_level!r}"
+            raise InvalidOptionError(msg)
         self.gain = gain
         self.log_base = float(log_base)
         self.discount = discount
         self.ideal = ideal
-        self.suffix = named("", _options(gain, log_base, discount, ideal))
+        self.gain_level = gain_level
+        self.suffix = named("", _options(gain, log_base, discount, ideal, gain_level))
         self.trec_default = not self.suffix
 
     def key(self, name: str, k: int | None) -> str:
@@ -127,15 +145,21 @@ class _DcgFamily:
         if ctx.expected:
             terms[self.key("gain_mean", None)] = ctx.tie_groups("dcg").spread(gain)
         # Linear and exp gains order labels alike, so the shared ideal order serves them;
-        # a mapping may not, and "retrieved" draws the ideal from other rows.
-        if self.ideal == "retrieved" or isinstance(self.gain, Mapping):
+        # other gains may not, and "retrieved" draws the ideal from other rows.
+        if self.ideal == "retrieved" or not self._shares_ideal_order():
             pool = ctx.retrieved if self.ideal == "retrieved" else ctx.judged
             ranked = pl.when(pool & (gain > 0)).then(gain).rank("ordinal", descending=True)
             terms[self.key("ideal_rank", None)] = ctx.over(ranked)
         return terms
 
+    def _shares_ideal_order(self) -> bool:
+        return self.gain in ("linear", "exp") and not self.gain_level
+
     def _gain(self, ctx: RankingContext) -> pl.Expr:
-        return ctx.gain if self.trec_default else gain_expr(ctx.label, self.gain)
+        if self.trec_default:
+            return ctx.gain
+        gain = gain_expr(ctx.label, self.gain, ctx.relevant)
+        return pl.when(ctx.relevant).then(gain).otherwise(0.0) if self.gain_level else gain
 
     def dcg_partial(self, ctx: RankingContext, k: int | None) -> Partials:
         gain = ctx.extra[self.key("gain_mean", None)] if ctx.expected else self._gain(ctx)
@@ -158,10 +182,11 @@ def dcg(
     gain: Gain = "linear",
     log_base: float = 2,
     discount: Discount = "log",
+    gain_level: bool = False,
 ) -> Metric:
     """``dcg@k = Σ_{i ≤ k} gain_i · discount(i)`` (uncut, defaults: trec_eval ``dcg``)."""
     k = check_cutoff(k, "dcg", required=False)
-    family = _DcgFamily(gain, log_base, discount, "judged")
+    family = _DcgFamily(gain, log_base, discount, "judged", gain_level)
     return Metric(
         family.key("dcg", k),
         lambda ctx: family.dcg_partial(ctx, k),
@@ -177,10 +202,11 @@ def ndcg(
     log_base: float = 2,
     discount: Discount = "log",
     ideal: Ideal = "judged",
+    gain_level: bool = False,
 ) -> Metric:
     """``ndcg@k = dcg@k / idcg@k``; 0 when the ideal DCG is 0."""
     k = check_cutoff(k, "ndcg", required=False)
-    family = _DcgFamily(gain, log_base, discount, ideal)
+    family = _DcgFamily(gain, log_base, discount, ideal, gain_level)
     return Metric(
         family.key("ndcg", k),
         lambda ctx: {**family.dcg_partial(ctx, k), **family.idcg_partial(ctx, k)},

@@ -16,7 +16,7 @@ unseen tail contributing nothing, ``p = 0.9`` by default (trec_eval). Gains:
   query's largest judged label when that is above 1 (trec_eval normalises gains to [0, 1] per
   query);
 * ``gain="binary"``: 1 for relevant rows (``label >= relevance_level``), else 0;
-* ``gain="raw"``: the positive label as is (ranx; can exceed 1).
+* ``gain="raw"``: the label of relevant rows as is (ranx; can exceed 1).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def rbp(*, p: float = 0.9, gain: RbpGain = "trec") -> Metric:
         if gain == "binary":
             return ctx.relevant.cast(pl.Float64)
         if gain == "raw":
-            return ctx.gain
+            return pl.when(ctx.relevant).then(ctx.gain).otherwise(0.0)
         scale = pl.max_horizontal(ctx.max_label.cast(pl.Float64).fill_null(1.0), pl.lit(1.0))
         return ctx.gain / scale
 
