@@ -15,7 +15,7 @@ tie-averaging where it has one).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from polars_rankeval.errors import InvalidOptionError
@@ -23,6 +23,10 @@ from polars_rankeval.errors import InvalidOptionError
 ConventionName = Literal["trec_eval", "sklearn", "ranx", "torchmetrics", "spark", "recommenders"]
 NegativeLabels = Literal["unjudged", "nonrelevant"]
 Unretrieved = Literal["count", "drop"]
+
+
+# Bookkeeping counts exist under every convention.
+_COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_q"})
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Convention:
 
     def defaults_for(self, family: str) -> dict[str, Any]:
         """Option defaults this preset gives a metric family (raises if the tool lacks it)."""
-        if self.families is not None and family not in self.families:
+        if self.families is not None and family not in self.families | _COUNTS:
             known = ", ".join(sorted(self.families))
             msg = (
                 f"convention {self.name!r} has no {family!r} metric (it defines {known}); "
@@ -44,6 +48,14 @@ class Convention:
             )
             raise InvalidOptionError(msg)
         return dict(self.metric_defaults.get(family, {}))
+
+    def without_ties(self) -> Convention:
+        """The preset minus its per-metric tie defaults (an explicit ``ties=`` overrides them)."""
+        defaults = {
+            family: {key: value for key, value in options.items() if key != "ties"}
+            for family, options in self.metric_defaults.items()
+        }
+        return replace(self, metric_defaults=defaults)
 
 
 CONVENTIONS: dict[str, Convention] = {

@@ -276,6 +276,8 @@ def evaluate(
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     preset = get_convention(convention)
+    if ties is not None:
+        preset = preset.without_ties()
     settings = resolve_settings(
         preset,
         {

@@ -1,0 +1,233 @@
+"""Convention presets against the real libraries (sklearn, ranx) and, for tools that do not
+install here (torchmetrics needs torch, Spark needs a JVM, Recommenders pulls a large stack),
+against worked examples of their documented source formulas.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.metrics import dcg_score, ndcg_score
+
+import polars_rankeval as rke
+
+
+def _one_query(labels, scores, **extra):
+    return pl.DataFrame(
+        {
+            "query": ["q"] * len(labels),
+            "item": [f"d{i}" for i in range(len(labels))],
+            "score": scores,
+            "relevance": labels,
+            **extra,
+        },
+        schema_overrides={"relevance": pl.Int64, "score": pl.Float64},
+    )
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("k", [None, 1, 3, 5])
+def test_sklearn_preset_matches_ndcg_score_and_dcg_score(seed, k):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 9))
+    labels = rng.integers(0, 4, size=n)
+    scores = rng.integers(0, 3, size=n).astype(float)  # many ties: sklearn averages them
+    log = _one_query(labels.tolist(), scores.tolist())
+    # A judged item the "system" did not retrieve: sklearn never sees it.
+    log = pl.concat([log, _one_query([3], [None]).with_columns(item=pl.lit("unseen"))])
+    suffix = "" if k is None else f"@{k}"
+    ours = rke.evaluate(log, [f"ndcg{suffix}", f"dcg{suffix}"], convention="sklearn")
+    expected_ndcg = ndcg_score([labels], [scores], k=k)
+    expected_dcg = dcg_score([labels], [scores], k=k)
+    assert ours[f"ndcg{suffix}"][0] == pytest.approx(expected_ndcg, abs=1e-12)
+    assert ours[f"dcg{suffix}"][0] == pytest.approx(expected_dcg, abs=1e-12)
+
+
+def test_sklearn_preset_ignore_ties_equals_trec_tie_break_when_no_ties():
+    labels, scores = [0, 2, 1, 3], [0.1, 0.4, 0.3, 0.2]
+    ours = rke.evaluate(_one_query(labels, scores), ["ndcg@3"], convention="sklearn")
+    assert ours["ndcg@3"][0] == pytest.approx(ndcg_score([labels], [scores], k=3), abs=1e-12)
+
+
+def test_sklearn_preset_refuses_metrics_sklearn_lacks():
+    with pytest.raises(rke.InvalidOptionError, match=r"'sklearn' has no 'map'"):
+        rke.evaluate(_one_query([1], [1.0]), ["map"], convention="sklearn")
+
+
+def test_explicit_keyword_wins_over_preset():
+    labels, scores = [1, 0, 1], [1.0, 1.0, 1.0]
+    log = _one_query(labels, scores)
+    averaged = rke.evaluate(log, ["ndcg"], convention="sklearn")["ndcg"][0]
+    broken = rke.evaluate(log, ["ndcg"], convention="sklearn", ties="trec")["ndcg"][0]
+    # trec order d2, d1, d0: gains 1, 0, 1
+    assert broken == pytest.approx((1 + 1 / 2) / (1 + 1 / math.log2(3)), abs=1e-12)
+    assert averaged == pytest.approx(ndcg_score([labels], [scores]), abs=1e-12)
+    assert averaged != pytest.approx(broken)
+
+
+# ---- ranx -----------------------------------------------------------------------------------
+
+ranx = pytest.importorskip("ranx")
+
+
+def _ranx(qrels, run, metrics):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics, return_mean=False)
+    # ranx returns a bare array for a single metric
+    return result if isinstance(result, dict) else {metrics[0]: result}
+
+
+def test_ranx_preset_e5_graded_and_negative_labels():
+    # metric-conventions E5: qrels q a=2 b=1 c=-1 d=0; run c > b > a > d
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 4,
+            "item": ["a", "b", "c", "d"],
+            "score": [2.0, 3.0, 4.0, 1.0],
+            "relevance": [2, 1, -1, 0],
+        }
+    )
+    qrels = {"q": {"a": 2, "b": 1, "c": -1, "d": 0}}
+    run = {"q": {"a": 2.0, "b": 3.0, "c": 4.0, "d": 1.0}}
+    for level in (1, 2):
+        theirs = _ranx(qrels, run, [f"ndcg-l{level}", f"bpref-l{level}", f"map-l{level}"])
+        ours = rke.evaluate(log, ["ndcg", "bpref", "map"], convention="ranx", relevance_level=level)
+        assert ours["ndcg"][0] == pytest.approx(theirs[f"ndcg-l{level}"][0], abs=1e-12)
+        assert ours["bpref"][0] == pytest.approx(theirs[f"bpref-l{level}"][0], abs=1e-12)
+        assert ours["map"][0] == pytest.approx(theirs[f"map-l{level}"][0], abs=1e-12)
+    # The documented differences from trec_eval at level 2: ndcg 0.5 (ranx) vs 0.6199 (trec)
+    trec = rke.evaluate(log, ["ndcg"], relevance_level=2)["ndcg"][0]
+    ranx_like = rke.evaluate(log, ["ndcg"], convention="ranx", relevance_level=2)["ndcg"][0]
+    assert round(trec, 4) == 0.6199
+    assert ranx_like == pytest.approx(0.5, abs=1e-12)
+    # ...and bpref 0.5 (ranx) vs 1.0 (trec) at level 1
+    assert rke.evaluate(log, ["bpref"])["bpref"][0] == 1.0
+    assert rke.evaluate(log, ["bpref"], convention="ranx")["bpref"][0] == 0.5
+
+
+def test_ranx_preset_rbp_uses_raw_labels():
+    # metric-conventions E7: graded q2 of E1 (x=2, y=1, w=0; ranking y, x, w): ranx 0.28
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 3,
+            "item": ["x", "y", "w"],
+            "score": [2.0, 3.0, 1.0],
+            "relevance": [2, 1, 0],
+        }
+    )
+    theirs = _ranx(
+        {"q": {"x": 2, "y": 1, "w": 0}}, {"q": {"x": 2.0, "y": 3.0, "w": 1.0}}, ["rbp.9"]
+    )
+    ours = rke.evaluate(log, ["rbp"], convention="ranx")["rbp"][0]
+    assert ours == pytest.approx(theirs["rbp.9"][0], abs=1e-12)
+    assert ours == pytest.approx(0.28, abs=1e-12)
+    # trec_eval normalises by the query's max label: 0.14
+    assert rke.evaluate(log, ["rbp"])["rbp"][0] == pytest.approx(0.14, abs=1e-12)
+
+
+def test_ranx_preset_counts_queries_without_results_as_zero():
+    log = pl.DataFrame(
+        {
+            "query": ["a", "a", "b"],
+            "item": ["x", "y", "z"],
+            "score": [1.0, 0.5, None],
+            "relevance": [1, 0, 1],
+        }
+    )
+    out = rke.evaluate(log, ["map", "num_q"], convention="ranx")
+    assert out.row(0) == (0.5, 2)
+
+
+# ---- documented formulas: torchmetrics, Spark, Recommenders ----------------------------------
+
+
+@pytest.fixture
+def e6():
+    # metric-conventions E6: R = 3; run a(rel), x, b(rel); the third relevant item c unretrieved
+    return pl.DataFrame(
+        {
+            "query": ["q"] * 4,
+            "item": ["a", "x", "b", "c"],
+            "score": [3.0, 2.0, 1.0, None],
+            "relevance": [1, 0, 1, 1],
+        }
+    )
+
+
+def test_map_cut_denominators_e6(e6):
+    trec = rke.evaluate(e6, ["map@1", "map@2", "map@3"])
+    assert [round(v, 4) for v in trec.row(0)] == [0.3333, 0.3333, 0.5556]
+    # Spark meanAveragePrecisionAt / Recommenders map_at_k divide by min(R, k): AP@1 = 1
+    for convention in ("spark", "recommenders"):
+        assert rke.evaluate(e6, ["map@1"], convention=convention)["map@1"][0] == 1.0
+    # torchmetrics divides by the relevant items found in the top k: (1 + 2/3) / 2
+    torch_like = rke.evaluate(e6, ["map@3"], convention="torchmetrics")["map@3"][0]
+    assert torch_like == pytest.approx(5 / 6, abs=1e-12)
+
+
+def test_torchmetrics_preset_sees_only_supplied_rows(e6):
+    out = rke.evaluate(e6, ["recall@3", "ndcg@3", "r_precision"], convention="torchmetrics")
+    # Only a, x, b exist for torchmetrics: both relevant items are in the top 3.
+    assert out["recall@3"][0] == 1.0
+    assert out["ndcg@3"][0] == pytest.approx((1 + 1 / 2) / (1 + 1 / math.log2(3)), abs=1e-12)
+    # R = 2 supplied relevant items; top 2 = a, x: one hit
+    assert out["r_precision"][0] == 0.5
+
+
+def test_spark_and_recommenders_count_label_zero_as_relevant():
+    # Spark/Recommenders: any ground-truth (judged) item is relevant, whatever its label.
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 3,
+            "item": ["a", "b", "c"],
+            "score": [3.0, 2.0, 1.0],
+            "relevance": [0, 2, None],
+        }
+    )
+    for convention in ("spark", "recommenders"):
+        out = rke.evaluate(log, ["p@2", "recall@2"], convention=convention)
+        assert out.row(0) == (1.0, 1.0)
+    assert rke.evaluate(log, ["p@2"])["p@2"][0] == 0.5
+
+
+def test_spark_ndcg_uses_exponential_gain():
+    # labels by rank: 1, 3; ideal 3, 1. Gains 2^l - 1: 1, 7. Spark's ln discount cancels.
+    log = _one_query([1, 3], [2.0, 1.0])
+    expected = (1 + 7 / math.log2(3)) / (7 + 1 / math.log2(3))
+    assert rke.evaluate(log, ["ndcg@2"], convention="spark")["ndcg@2"][0] == pytest.approx(
+        expected, abs=1e-12
+    )
+
+
+def test_recommenders_ndcg_is_binary():
+    log = _one_query([1, 3, 0], [3.0, 2.0, 1.0])
+    # Recommenders ndcg_at_k(score_type="binary"), every rating_true row relevant (label 0 too)
+    expected = (1 + 1 / math.log2(3) + 1 / 2) / (1 + 1 / math.log2(3) + 1 / 2)
+    out = rke.evaluate(log, ["ndcg@3"], convention="recommenders")
+    assert out["ndcg@3"][0] == pytest.approx(expected, abs=1e-12)
+    out = rke.evaluate(
+        log.with_columns(pl.col("relevance").replace(0, None)),
+        ["ndcg@3"],
+        convention="recommenders",
+    )
+    assert out["ndcg@3"][0] == pytest.approx(
+        (1 + 1 / math.log2(3)) / (1 + 1 / math.log2(3)), abs=1e-12
+    )
+
+
+def test_unknown_convention_is_rejected():
+    with pytest.raises(rke.InvalidOptionError, match="convention="):
+        rke.evaluate(_one_query([1], [1.0]), ["map"], convention="pyterrier")
+
+
+def test_namespace_methods_take_convention_and_keep_column_names(e6):
+    out = e6.rank_eval.map(k=1, convention="spark")
+    assert out.columns == ["map@1"]
+    assert out["map@1"][0] == 1.0
+    expr = e6.group_by("query").agg(pl.col("relevance").rank_eval.map(k=1, convention="spark"))
+    assert expr["map@1"][0] == 1.0
