@@ -343,9 +343,10 @@ def group_context(
     score: pl.Expr,
     item: pl.Expr,
     relevance_level: int,
+    negative_labels: NegativeLabels = "unjudged",
 ) -> RankingContext:
     """The context as plain expressions, for use inside ``group_by(query).agg()``."""
-    flags = _row_flags(relevance, score, relevance_level)
+    flags = _row_flags(relevance, score, relevance_level, negative_labels)
     order = trec_order(score, item)
     rank = pl.when(flags["retrieved"]).then(order)
     derived = _derived(flags, rank, lambda expr: expr)

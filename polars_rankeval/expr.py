@@ -6,6 +6,7 @@ import polars as pl
 
 from polars_rankeval._columns import check_relevance_level
 from polars_rankeval.context import group_context
+from polars_rankeval.conventions import NegativeLabels
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import parse_metric
@@ -29,6 +30,7 @@ def metric_expr(
     score: IntoExpr = "score",
     item: IntoExpr = "item",
     relevance_level: int = 1,
+    negative_labels: NegativeLabels = "unjudged",
 ) -> pl.Expr:
     """One metric as an aggregation over a group that holds one query's rows.
 
@@ -74,6 +76,7 @@ def metric_expr(
         _as_expr(score, "score"),
         _as_expr(item, "item"),
         check_relevance_level(relevance_level),
+        negative_labels,
     )
     ctx = ctx.with_extra(resolved.rows(ctx))
     partials = resolved.partials(ctx)

@@ -7,11 +7,13 @@ Polars; the typed API is :func:`polars_rankeval.evaluate` and :func:`polars_rank
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 import polars as pl
 
-from polars_rankeval.conventions import get_convention
+from polars_rankeval.context import check_ties
+from polars_rankeval.conventions import NegativeLabels, get_convention
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import FrameT, evaluate
 from polars_rankeval.expr import IntoExpr, metric_expr
@@ -26,7 +28,8 @@ Cutoff = int | Sequence[int] | None
 
 def _split(name: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Separate a method's keywords into the metric's own options and evaluate's options."""
-    own = set(family_options(name))
+    # ties= acts like evaluate's keyword (no rename), not like the metric-string option.
+    own = set(family_options(name)) - {"ties"}
     return (
         {key: value for key, value in options.items() if key in own},
         {key: value for key, value in options.items() if key not in own},
@@ -201,17 +204,27 @@ class ExprRankEval(_MetricMethods[pl.Expr]):
         score: IntoExpr = "score",
         item: IntoExpr = "item",
         relevance_level: int = 1,
+        negative_labels: NegativeLabels = "unjudged",
     ) -> pl.Expr:
         """Any metric string, e.g. ``pl.col("rel").rank_eval.metric("ndcg@10")``."""
         return metric_expr(
-            metric, relevance=self._expr, score=score, item=item, relevance_level=relevance_level
+            metric,
+            relevance=self._expr,
+            score=score,
+            item=item,
+            relevance_level=relevance_level,
+            negative_labels=negative_labels,
         )
 
     def _metrics(self, request: MetricRequest, options: dict[str, Any]) -> pl.Expr:
         convention = get_convention(options.pop("convention", "trec_eval"))
+        if check_ties(options.pop("ties", "trec")) == "expected":
+            request = replace(request, options={**request.options, "ties": "expected"})
         metrics = build_metrics(request.family, request.k, request.options, convention)
         if len(metrics) != 1:
             msg = "the expression namespace builds one metric per expression; pass one cutoff"
             raise InvalidOptionError(msg)
-        level = options.pop("relevance_level", convention.settings.get("relevance_level", 1))
-        return self.metric(metrics[0], relevance_level=level, **options)
+        for setting in ("relevance_level", "negative_labels"):
+            if setting in convention.settings:
+                options.setdefault(setting, convention.settings[setting])
+        return self.metric(metrics[0], **options)

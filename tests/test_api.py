@@ -316,3 +316,26 @@ def test_sample_generator_reproduces_committed_sample():
     finally:
         sys.path.pop(0)
     assert_frame_equal(make_sample(), pl.read_parquet(ROOT / "data" / "sample.parquet"))
+
+
+def test_ties_and_convention_keywords_on_methods_do_not_rename():
+    # b and c tie at the top; gains b=1, c=0 (negative label), a=2 at rank 3.
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 4,
+            "item": ["a", "b", "c", "d"],
+            "score": [2.0, 3.0, 3.0, 1.0],
+            "relevance": [2, 1, -1, 0],
+        }
+    )
+    expected = (0.5 + 0.5 / math.log2(3) + 2 / 2) / (2 + 1 / math.log2(3))
+    out = log.rank_eval.ndcg(k=3, ties="expected")
+    assert out.columns == ["ndcg@3"]
+    assert out["ndcg@3"][0] == pytest.approx(expected, abs=1e-12)
+    grouped = log.group_by("query").agg(pl.col("relevance").rank_eval.ndcg(k=3, ties="trec"))
+    assert grouped.columns == ["query", "ndcg@3"]
+    with pytest.raises(rke.InvalidOptionError, match="frame-level"):
+        log.group_by("query").agg(pl.col("relevance").rank_eval.ndcg(k=3, ties="expected"))
+    # ranx reads the negative label as judged non-relevant: bpref 0.5 instead of 1.0
+    ranx_like = log.group_by("query").agg(pl.col("relevance").rank_eval.bpref(convention="ranx"))
+    assert ranx_like["bpref"][0] == 0.5
