@@ -17,6 +17,7 @@ Ranking: score descending, ties broken by ``str(item)`` descending in byte order
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -234,3 +235,256 @@ def summary(
         else:
             out[metric] = sum(column) / len(column) if column else None
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# More metrics: mar, err, rbp, infAP, frp, mean_rank and the DCG variants.
+# Plain functions of a ``Query``, written from the metric definitions (Chapelle et al. 2009 for
+# ERR, trec_eval's ``m_rbp.c`` / ``gain_init.c`` for rbp, ``m_infap.c`` for infAP).
+# ---------------------------------------------------------------------------------------------
+
+INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
+
+
+def mean_average_recall(q: Query, k: int | None) -> float:
+    """``Σ_{relevant i ≤ k} recall@i / R = Σ_{relevant i ≤ k} hits@i / R²``; 0 when ``R = 0``."""
+    if not q.num_rel:
+        return 0.0
+    total = 0.0
+    for i in range(q.top(k)):
+        if q.is_rel(q.label_at(i)):
+            recall_at_i = q.hits(i + 1) / q.num_rel
+            total += recall_at_i
+    return total / q.num_rel
+
+
+def err(
+    q: Query,
+    k: int | None,
+    *,
+    transform: str = "exp",
+    max_grade: int = 4,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+) -> float:
+    """Expected reciprocal rank: ``Σ_r (1/r) R_r Π_{i<r} (1 − R_i)`` over the top ``k``."""
+    total = 0.0
+    not_stopped = 1.0
+    for i in range(q.top(k)):
+        label = q.label_at(i)
+        grade = float(label) if label is not None and label > 0 else 0.0
+        if transform == "exp":
+            grade = min(grade, float(max_grade))
+            stop = (2.0**grade - 1.0) / 2.0**max_grade
+        else:
+            stop = 1.0 / (1.0 + math.exp(-alpha * (grade - beta)))
+        total += not_stopped * stop / (i + 1)
+        not_stopped *= 1.0 - stop
+    return total
+
+
+def rbp(q: Query, *, p: float = 0.9, gain: str = "trec") -> float:
+    """Rank-biased precision ``(1 − p) Σ_i g_i p^(i−1)`` over the whole ranking.
+
+    ``gain="trec"``: trec_eval's gains are the label values ``0..max`` of the query's judged
+    rows (retrieved or not), rescaled to ``[0, 1]`` when the largest is above 1 (whatever the
+    relevance level). ``gain="binary"``: 1 per relevant row. ``gain="raw"``: the label of a
+    relevant row, unscaled (ranx drops the labels below its ``rel_lvl``).
+    """
+    judged = [label for label in q.labels.values() if label >= 0]
+    top_label = max(judged) if judged else 0
+    total = 0.0
+    for i in range(len(q.ranking)):
+        label = q.label_at(i)
+        if gain == "binary":
+            g = 1.0 if q.is_rel(label) else 0.0
+        elif gain == "raw":
+            g = q.gain(label) if q.is_rel(label) else 0.0
+        else:
+            g = q.gain(label)
+            if gain == "trec" and top_label > 1:
+                g /= top_label
+        total += g * p**i
+    return (1.0 - p) * total
+
+
+def infap(q: Query) -> float:
+    """trec_eval ``infAP``, a transcription of ``te_calc_infap`` (``m_infap.c``).
+
+    A retrieved row without a label is outside the pool (skipped, but it still takes a rank);
+    a negative label is in the pool but unjudged.
+    """
+    nonrel_so_far = rel_so_far = pool_unjudged_so_far = 0
+    inf_ap = 0.0
+    for j in range(len(q.ranking)):
+        label = q.label_at(j)
+        if label is None:
+            continue
+        if label < 0:
+            pool_unjudged_so_far += 1
+            continue
+        if label < q.level:
+            nonrel_so_far += 1
+            continue
+        rel_so_far += 1
+        if j == 0:
+            inf_ap += 1.0
+        else:
+            fj = float(j)
+            inf_ap += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                (rel_so_far - 1 + nonrel_so_far + pool_unjudged_so_far) / fj
+            ) * (
+                (rel_so_far - 1 + INFAP_EPSILON)
+                / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON)
+            )
+    return inf_ap / q.num_rel if q.num_rel else inf_ap
+
+
+def _beyond(q: Query, k: int | None) -> int:
+    """The position of a relevant row outside the (cut) list: ``k + 1``, or ``n + 1`` uncut."""
+    return len(q.ranking) + 1 if k is None else k + 1
+
+
+def first_relevant_position(q: Query, k: int | None) -> float | None:
+    """Rank of the first relevant row in the top ``k``, else ``k + 1`` (``n + 1`` uncut).
+
+    None when the query has no relevant row.
+    """
+    if not q.num_rel:
+        return None
+    for i in range(q.top(k)):
+        if q.is_rel(q.label_at(i)):
+            return float(i + 1)
+    return float(_beyond(q, k))
+
+
+def mean_rank(q: Query, k: int | None) -> float | None:
+    """Mean rank of the ``R`` relevant rows; those not in the top ``k`` count as ``k + 1``.
+
+    Uncut, relevant rows not retrieved count as ``n + 1``. None when ``R = 0``.
+    """
+    if not q.num_rel:
+        return None
+    rank_of = {item: i + 1 for i, item in enumerate(q.ranking)}
+    positions = []
+    for item, label in q.labels.items():
+        if not q.is_rel(label):
+            continue
+        rank = rank_of.get(item)
+        in_list = rank is not None and (k is None or rank <= k)
+        positions.append(rank if in_list else _beyond(q, k))
+    return sum(positions) / len(positions)
+
+
+def variant_gain(label: int | None, gain: str | dict[int, float]) -> float:
+    """Gain of a label: linear, exp (``2^l − 1``) or a mapping; null/negative labels give 0."""
+    if label is None or label < 0:
+        return 0.0
+    if isinstance(gain, dict):
+        return float(gain.get(label, 0.0))
+    if label == 0:
+        return 0.0
+    return float(label) if gain == "linear" else 2.0**label - 1.0
+
+
+def variant_discount(position: int, log_base: float, discount: str) -> float:
+    """Discount at 1-based ``position``: ``1/log_b(i + 1)``, or Järvelin's ``1/log_b(i)``."""
+    if discount == "jarvelin":
+        return 1.0 if position == 1 else 1.0 / math.log(position, log_base)
+    return 1.0 / math.log(position + 1, log_base)
+
+
+def dcg_variant(
+    q: Query,
+    k: int | None,
+    *,
+    gain: str | dict[int, float] = "linear",
+    log_base: float = 2,
+    discount: str = "log",
+) -> float:
+    """DCG over the top ``k`` with the given gain and discount."""
+    return sum(
+        variant_gain(q.label_at(i), gain) * variant_discount(i + 1, log_base, discount)
+        for i in range(q.top(k))
+    )
+
+
+def ndcg_variant(
+    q: Query,
+    k: int | None,
+    *,
+    gain: str | dict[int, float] = "linear",
+    log_base: float = 2,
+    discount: str = "log",
+    ideal: str = "judged",
+) -> float:
+    """``dcg@k / idcg@k`` (0 when the ideal is 0).
+
+    The ideal ranks the positive gains of every judged row (``ideal="judged"``) or of the
+    retrieved rows only (``ideal="retrieved"``), best first, cut at ``k``.
+    """
+    if ideal == "retrieved":
+        pool = [q.labels.get(item) for item in q.ranking]
+    else:
+        pool = [label for label in q.labels.values() if label >= 0]
+    gains = sorted((variant_gain(label, gain) for label in pool), reverse=True)
+    gains = [g for g in gains if g > 0][:k] if k is not None else [g for g in gains if g > 0]
+    ideal_dcg = sum(g * variant_discount(i + 1, log_base, discount) for i, g in enumerate(gains))
+    if ideal_dcg <= 0:
+        return 0.0
+    return dcg_variant(q, k, gain=gain, log_base=log_base, discount=discount) / ideal_dcg
+
+
+def queries(
+    rows: Iterable[Row], *, relevance_level: int = 1, missing_queries: str = "skip"
+) -> dict[Any, Query]:
+    """``{query: Query}`` for the evaluated queries (the selection rule of :func:`per_query`)."""
+    grouped: dict[Any, list[tuple[Any, float | None, int | None]]] = {}
+    for query, item, score, relevance in rows:
+        grouped.setdefault(query, []).append((item, score, relevance))
+    result: dict[Any, Query] = {}
+    for query, query_rows in grouped.items():
+        has_label = any(label is not None for _, _, label in query_rows)
+        has_retrieved = any(score is not None for _, score, _ in query_rows)
+        if not has_label or (missing_queries == "skip" and not has_retrieved):
+            continue
+        result[query] = Query(query_rows, relevance_level)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Tie orderings: every ranking consistent with the scores, for ties="expected".
+# ---------------------------------------------------------------------------------------------
+
+
+def tie_orderings(
+    rows: Sequence[tuple[Any, float | None, int | None]],
+) -> list[list[tuple[Any, float | None, int | None]]]:
+    """Every ordering of the tied retrieved rows of one query, as rows with distinct scores.
+
+    Rows tied on score are permuted in every way; the result gives the retrieved rows scores
+    ``n, n-1, ..., 1`` in that order (so any tie-break is moot) and keeps the unretrieved rows
+    as they are. Two orderings that differ only by swapping rows with the same label give the
+    same value for every metric, so each distinct label sequence of a group is listed once:
+    every such sequence stands for the same number of permutations, so the plain mean over
+    the list is the mean over all permutations.
+    """
+    retrieved = [row for row in rows if row[1] is not None]
+    unretrieved = [row for row in rows if row[1] is None]
+    groups: dict[float, list[tuple[Any, float | None, int | None]]] = {}
+    for row in retrieved:
+        groups.setdefault(float(row[1]), []).append(row)  # type: ignore[arg-type]
+    per_group: list[list[tuple[tuple[Any, float | None, int | None], ...]]] = []
+    for score in sorted(groups, reverse=True):
+        seen: dict[tuple[Any, ...], tuple[tuple[Any, float | None, int | None], ...]] = {}
+        for perm in itertools.permutations(groups[score]):
+            key = tuple(("none",) if label is None else ("label", label) for _, _, label in perm)
+            seen.setdefault(key, perm)
+        per_group.append(list(seen.values()))
+    n = len(retrieved)
+    orderings = []
+    for combination in itertools.product(*per_group):
+        ranked = [row for group in combination for row in group]
+        rescored = [(item, float(n - i), label) for i, (item, _, label) in enumerate(ranked)]
+        orderings.append(rescored + unretrieved)
+    return orderings

@@ -43,6 +43,10 @@ DIRECT = {
     "Rprec": "r_precision",
     "ndcg": "ndcg",
     "bpref": "bpref",
+    # trec_eval rbp (p = 0.9) scales each query's gains by its largest judged label when that
+    # is above 1; infAP reads negative labels as pooled-but-unjudged
+    "rbp": "rbp",
+    "infAP": "infap",
     "num_ret": "num_ret",
     "num_rel": "num_rel",
     "num_rel_ret": "num_rel_ret",
