@@ -22,6 +22,7 @@ import pytest
 import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from logs import tie_free_log
 from test_differential import FAST, Log, logs
 
 import polars_rankeval as rke
@@ -357,35 +358,6 @@ def test_dcg_variants_hand_worked() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _tie_free_log(seed: int, n_queries: int) -> pl.DataFrame:
-    """Distinct scores, labels 0..3 (no negative), some unjudged and unretrieved rows."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for q in range(n_queries):
-        n_items = int(rng.integers(2, 25))
-        items = rng.choice(10_000, size=n_items, replace=False)
-        scores = rng.permutation(n_items).astype(float) + rng.random()
-        labels = rng.choice([0, 1, 2, 3], size=n_items, p=[0.5, 0.2, 0.2, 0.1])
-        judged = rng.random(n_items) < 0.8
-        judged[0] = True
-        retrieved = rng.random(n_items) < 0.85
-        retrieved[0] = retrieved[1] = True
-        for item, score, label, is_judged, is_retrieved in zip(
-            items, scores, labels, judged, retrieved, strict=True
-        ):
-            if not (is_judged or is_retrieved):
-                continue
-            rows.append(
-                (
-                    f"q{q}",
-                    f"d{item}",
-                    float(score) if is_retrieved else None,
-                    int(label) if is_judged else None,
-                )
-            )
-    return pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
-
-
 # ranx name -> (our metric string, relevance level, reference function)
 RANX_METRICS: dict[str, tuple[str, int, RefFn]] = {
     "ndcg_burges@5": ("ndcg@5(gain=exp)", 1, lambda q: ref.ndcg_variant(q, 5, gain="exp")),
@@ -399,7 +371,7 @@ RANX_METRICS: dict[str, tuple[str, int, RefFn]] = {
 @pytest.fixture(scope="module")
 def ranx_comparison() -> tuple[pl.DataFrame, dict[str, np.ndarray], list[str]]:
     ranx = pytest.importorskip("ranx")
-    log = _tie_free_log(seed=5, n_queries=50)
+    log = tie_free_log(seed=5, n_queries=50)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for query, item, score, label in log.iter_rows():
@@ -437,7 +409,7 @@ def test_matches_ranx(ranx_comparison, ranx_name: str) -> None:
 def test_ideal_retrieved_matches_sklearn(seed: int) -> None:
     from sklearn.metrics import dcg_score, ndcg_score
 
-    frame = _tie_free_log(seed=100 + seed, n_queries=1)
+    frame = tie_free_log(seed=100 + seed, n_queries=1)
     retrieved = frame.filter(pl.col("score").is_not_null())
     # scikit-learn sees only the retrieved rows; an unjudged row has gain 0
     y_true = np.array([retrieved["relevance"].fill_null(0).to_list()], dtype=float)
@@ -461,7 +433,7 @@ def test_ideal_retrieved_matches_sklearn(seed: int) -> None:
 
 @pytest.fixture(scope="module")
 def sample() -> pl.DataFrame:
-    return _tie_free_log(seed=3, n_queries=20)
+    return tie_free_log(seed=3, n_queries=20)
 
 
 def test_cutoff_sweep_equals_separate_evaluation(sample: pl.DataFrame) -> None:

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from logs import tie_free_log
 
 import polars_rankeval as rke
 
@@ -41,38 +42,11 @@ METRICS = {
 }
 
 
-def _generated_log(seed: int = 11, n_queries: int = 60) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for q in range(n_queries):
-        n_items = int(rng.integers(3, 30))
-        items = rng.choice(10_000, size=n_items, replace=False)
-        scores = rng.permutation(n_items).astype(float) + rng.random()  # distinct
-        labels = rng.choice([0, 1, 2, 3], size=n_items, p=[0.6, 0.2, 0.1, 0.1])
-        judged = rng.random(n_items) < 0.8
-        judged[0] = True
-        labels[0] = 0  # at least one judged non-relevant item
-        retrieved = rng.random(n_items) < 0.85
-        retrieved[1] = True  # at least one retrieved item
-        for item, score, label, is_judged, is_retrieved in zip(
-            items, scores, labels, judged, retrieved, strict=True
-        ):
-            if not (is_judged or is_retrieved):
-                continue
-            rows.append(
-                (
-                    f"q{q}",
-                    f"d{item}",
-                    float(score) if is_retrieved else None,
-                    int(label) if is_judged else None,
-                )
-            )
-    return pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
-
-
 @pytest.fixture(scope="module")
 def comparison() -> tuple[pl.DataFrame, dict[str, np.ndarray], list[str]]:
-    log = _generated_log()
+    log = tie_free_log(
+        11, 60, min_items=3, max_items=30, label_p=(0.6, 0.2, 0.1, 0.1), first_is_nonrelevant=True
+    )
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for query, item, score, label in log.iter_rows():
