@@ -3,6 +3,7 @@
 A ranked list is one ``(*by, query)`` partition. For each row the context gives
 
 * ``retrieved``: the row has a score (a null score is judged but not retrieved);
+* ``score``: the row's score as given (null when not retrieved);
 * ``rank``: 1-based position under trec_eval's rule (score descending, then the item's
   string form descending in byte order); null when not retrieved;
 * ``label``: the relevance label as Int64 (null when unjudged);
@@ -64,6 +65,7 @@ class RankingContext:
     """Per-row expressions shared by all metrics of one evaluation."""
 
     retrieved: pl.Expr
+    score: pl.Expr
     rank: pl.Expr
     label: pl.Expr
     relevant: pl.Expr
@@ -120,6 +122,7 @@ def _context(
 ) -> RankingContext:
     return RankingContext(
         retrieved=rows["retrieved"],
+        score=rows["score"],
         rank=rows["rank"],
         label=rows["label"],
         relevant=rows["relevant"],
@@ -186,6 +189,7 @@ def _row_flags(
     return {
         "label": label,
         "retrieved": score.is_not_null(),
+        "score": score,
         "relevant": ((label >= relevance_level) & (label >= 0)).fill_null(value=False),
         "judged": judged.fill_null(value=False),
         "has_label": label.is_not_null(),
