@@ -46,3 +46,18 @@ def tie_free_log(
                     )
                 )
     return pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+
+
+def trec_dicts(
+    log: pl.DataFrame,
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """``qrels`` and ``run`` dicts (pytrec_eval/ranx input) over the queries present in both."""
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for query, item, score, label in log.select("query", "item", "score", "relevance").iter_rows():
+        if label is not None:
+            qrels.setdefault(query, {})[item] = label
+        if score is not None:
+            run.setdefault(query, {})[item] = score
+    queries = sorted(set(qrels) & set(run))
+    return {q: qrels[q] for q in queries}, {q: run[q] for q in queries}

@@ -22,7 +22,7 @@ import pytest
 import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from logs import tie_free_log
+from logs import tie_free_log, trec_dicts
 from test_differential import FAST, Log, logs
 
 import polars_rankeval as rke
@@ -372,16 +372,7 @@ RANX_METRICS: dict[str, tuple[str, int, RefFn]] = {
 def ranx_comparison() -> tuple[pl.DataFrame, dict[str, np.ndarray], list[str]]:
     ranx = pytest.importorskip("ranx")
     log = tie_free_log(seed=5, n_queries=50)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for query, item, score, label in log.iter_rows():
-        if label is not None:
-            qrels.setdefault(query, {})[item] = label
-        if score is not None:
-            run.setdefault(query, {})[item] = score
-    queries = sorted(set(qrels) & set(run))
-    qrels = {q: qrels[q] for q in queries}
-    run = {q: run[q] for q in queries}
+    qrels, run = trec_dicts(log)
     ranx_order = list(ranx.Run(run).keys())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

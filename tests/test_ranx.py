@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
-from logs import tie_free_log
+from logs import tie_free_log, trec_dicts
 
 import polars_rankeval as rke
 
@@ -47,16 +47,7 @@ def comparison() -> tuple[pl.DataFrame, dict[str, np.ndarray], list[str]]:
     log = tie_free_log(
         11, 60, min_items=3, max_items=30, label_p=(0.6, 0.2, 0.1, 0.1), first_is_nonrelevant=True
     )
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for query, item, score, label in log.iter_rows():
-        if label is not None:
-            qrels.setdefault(query, {})[item] = label
-        if score is not None:
-            run.setdefault(query, {})[item] = score
-    queries = sorted(set(qrels) & set(run))
-    qrels = {q: qrels[q] for q in queries}
-    run = {q: run[q] for q in queries}
+    qrels, run = trec_dicts(log)
     ranx_order = list(ranx.Run(run).keys())  # the order of ranx's per-query arrays
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
