@@ -119,28 +119,22 @@ def _per_query_plan(
     )
     # One context per tie mode; partial and row names carry the mode so they never collide.
     contexts = {"trec": trec_ctx, "expected": expected_ctx or trec_ctx}
-    plans: list[tuple[str, Metric, RankingContext, str]] = []
+    pending: list[tuple[str, Metric, RankingContext, str, list[str]]] = []
     row_terms: dict[str, pl.Expr] = {}
     for (label, metric), mode in zip(resolved, modes, strict=True):
         prefix = "" if mode == "trec" else "E:"
         rows = metric.rows(contexts[mode])
         row_terms.update({prefix + key: expr for key, expr in rows.items()})
-        plans.append((label, metric, contexts[mode], prefix))
+        pending.append((label, metric, contexts[mode], prefix, list(rows)))
     names = {key: f"__rke_row_{index}" for index, key in enumerate(row_terms)}
     if names:
         ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in row_terms.items())
+    plans: list[tuple[str, Metric, RankingContext, str]] = []
     partials: dict[str, pl.Expr] = {}
-    for index, (label, metric, ctx, prefix) in enumerate(plans):
-        own_rows = {
-            key.removeprefix(prefix): pl.col(name)
-            for key, name in names.items()
-            if key.startswith(prefix) and (prefix or not key.startswith("E:"))
-        }
-        ctx_with_rows = ctx.with_extra(own_rows)
-        plans[index] = (label, metric, ctx_with_rows, prefix)
-        partials.update(
-            {prefix + key: expr for key, expr in metric.partials(ctx_with_rows).items()}
-        )
+    for label, metric, ctx, prefix, row_keys in pending:
+        with_rows = ctx.with_extra({key: pl.col(names[prefix + key]) for key in row_keys})
+        plans.append((label, metric, with_rows, prefix))
+        partials.update({prefix + key: expr for key, expr in metric.partials(with_rows).items()})
     bookkeeping = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
