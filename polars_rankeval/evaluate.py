@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import polars as pl
 
 from polars_rankeval._columns import Columns, check_relevance_level, check_schema, make_columns
+from polars_rankeval._progress import Progress
 from polars_rankeval.context import RankingContext, Ties, check_ties, ranked_frame
 from polars_rankeval.conventions import (
     Convention,
@@ -165,6 +166,52 @@ def _collect_partials(ctx: RankingContext, metrics: list[Metric]) -> dict[str, p
     return partials
 
 
+ROWS_PER_PASS = 4_000_000
+_BUCKET_SEED = 0x5EED
+
+
+def _check_buckets(n_buckets: object) -> int | Literal["auto"]:
+    if n_buckets == "auto":
+        return "auto"
+    if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1:
+        msg = f"option n_buckets= must be a positive int or 'auto', got {n_buckets!r}"
+        raise InvalidOptionError(msg)
+    return n_buckets
+
+
+def _in_passes(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
+    passes: int | Literal["auto"],
+    progress: bool | None,
+) -> pl.LazyFrame:
+    """The per-query plan run as sequential passes over hash buckets of the query ids.
+
+    It stays a LazyFrame (``pl.defer``): nothing runs before ``collect()``, and then each pass
+    is one streaming query whose windows hold one bucket's rows.
+    """
+    bucket_of = pl.col(columns.query).hash(_BUCKET_SEED)
+
+    def run() -> pl.DataFrame:
+        if passes == "auto":
+            rows = lf.select(pl.len()).collect().item()
+            total = max(1, -(-rows // ROWS_PER_PASS))
+        else:
+            total = passes
+        if total == 1:
+            return plan_for(lf).collect(engine="streaming")
+        parts = []
+        with Progress(total, enabled=progress) as bar:
+            for bucket in range(total):
+                part = plan_for(lf.filter(bucket_of % total == bucket))
+                parts.append(part.collect(engine="streaming"))
+                bar.advance()
+        return pl.concat(parts).sort(columns.partition)
+
+    return pl.defer(run, schema=plan_for(lf).collect_schema())
+
+
 def _summary(
     per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: tuple[str, ...]
 ) -> pl.LazyFrame:
@@ -194,6 +241,8 @@ def evaluate(
     convention: ConventionName = "trec_eval",
     negative_labels: NegativeLabels | None = None,
     unretrieved: Unretrieved | None = None,
+    n_buckets: int | Literal["auto"] | None = None,
+    progress: bool | None = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -234,6 +283,16 @@ def evaluate(
     unretrieved
         ``"count"`` (default): judged rows with a null score count toward ``R`` and the ideal
         DCG; ``"drop"``: they are ignored, as in tools that only see the supplied rows.
+    n_buckets
+        Bounded memory: evaluate the queries in this many passes, each over one hash bucket of
+        the query ids (every ranked list stays whole inside one pass), so only one bucket's rows
+        sit in the ranking windows at a time. ``"auto"`` (the default for a LazyFrame) counts
+        the rows when the result is collected and makes one pass per
+        ``ROWS_PER_PASS`` (4,000,000) rows; a DataFrame defaults to 1 pass. Results equal the
+        one-pass result (up to the last bit of floating-point sums, which Polars does not fix).
+    progress
+        Progress bar on stderr when evaluation runs in several passes: None (default) shows it
+        only when stderr is a terminal, False never, True always.
     query, item, score, relevance
         Column names.
     engine
@@ -292,7 +351,15 @@ def evaluate(
         raise InvalidOptionError(msg)
     lf = data.lazy()
     check_schema(lf.collect_schema(), columns)
-    plan = _per_query_plan(lf, columns, resolved, settings)
+    if n_buckets is None:
+        # A DataFrame is in memory already; a LazyFrame may be larger than memory.
+        n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
+    passes = _check_buckets(n_buckets)
+
+    def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
+        return _per_query_plan(frame, columns, resolved, settings)
+
+    plan = plan_for(lf) if passes == 1 else _in_passes(lf, columns, plan_for, passes, progress)
     if not per_query:
         plan = _summary(plan, resolved, columns.by)
     if isinstance(data, pl.DataFrame):

@@ -98,6 +98,15 @@ def _node_labels(dot: str) -> list[str]:
     return [f"{label.split(chr(92) + 'n')[0]} {attrs.strip(',')}".strip() for label, attrs in nodes]
 
 
+def one_pass(frame: pl.LazyFrame | pl.DataFrame, metrics: list[str], **options: object):
+    """The single-pass plan, whose physical graph is the one to inspect.
+
+    A LazyFrame's default (``n_buckets="auto"``) wraps the passes in ``pl.defer``, which shows
+    as one ``streaming-python-scan`` node; each pass runs exactly this plan on one bucket.
+    """
+    return rke.evaluate(frame, metrics, n_buckets=1, **options)
+
+
 def assert_streams(plan: pl.LazyFrame) -> None:
     dot = plan.show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
     assert isinstance(dot, str)
@@ -114,7 +123,7 @@ def assert_streams(plan: pl.LazyFrame) -> None:
 @pytest.mark.parametrize("per_query", [False, True])
 @pytest.mark.parametrize("metric", METRICS)
 def test_single_metric_streams(log_path: Path, metric: str, per_query: bool) -> None:
-    plan = rke.evaluate(pl.scan_parquet(log_path), [metric], per_query=per_query)
+    plan = one_pass(pl.scan_parquet(log_path), [metric], per_query=per_query)
     assert isinstance(plan, pl.LazyFrame)
     assert_streams(plan)
 
@@ -126,13 +135,13 @@ def test_all_metrics_stream(
     log_path: Path, by: list[str] | None, per_query: bool, missing_queries: str
 ) -> None:
     options = {"by": by, "per_query": per_query, "missing_queries": missing_queries}
-    plan = rke.evaluate(pl.scan_parquet(log_path), METRICS, **options)
+    plan = one_pass(pl.scan_parquet(log_path), METRICS, **options)
     assert isinstance(plan, pl.LazyFrame)
     assert_streams(plan)
     # and the streamed result equals the eager DataFrame path
     eager = rke.evaluate(LOG if by else LOG.filter(pl.col("system") == "A"), METRICS, **options)
     if not by:
-        plan = rke.evaluate(
+        plan = one_pass(
             pl.scan_parquet(log_path).filter(pl.col("system") == "A"), METRICS, **options
         )
     assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
@@ -164,14 +173,14 @@ EXPECTED_TIES = [
 
 @pytest.mark.parametrize("per_query", [False, True])
 def test_expected_ties_stream(log_path: Path, per_query: bool) -> None:
-    plan = rke.evaluate(
+    plan = one_pass(
         pl.scan_parquet(log_path), EXPECTED_TIES, ties="expected", by="system", per_query=per_query
     )
     assert_streams(plan)
 
 
 def test_relevance_level_streams(log_path: Path) -> None:
-    plan = rke.evaluate(pl.scan_parquet(log_path), METRICS, by="system", relevance_level=2)
+    plan = one_pass(pl.scan_parquet(log_path), METRICS, by="system", relevance_level=2)
     assert_streams(plan)
 
 
@@ -184,7 +193,7 @@ def test_join_run_qrels_streams(tmp_path: Path) -> None:
         ["query", "item"]
     ).write_parquet(qrels_path)
     joined = rke.join_run_qrels(pl.scan_parquet(run_path), pl.scan_parquet(qrels_path))
-    plan = rke.evaluate(joined, METRICS, per_query=True)
+    plan = one_pass(joined, METRICS, per_query=True)
     assert_streams(plan)
 
 
@@ -204,3 +213,23 @@ def test_lazy_result_equals_dataframe_result(log_path: Path) -> None:
         assert isinstance(eager, pl.DataFrame)
         for engine in ("in-memory", "streaming"):
             assert_frame_equal(lazy.collect(engine=engine), eager, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_each_pass_of_a_bucketed_evaluation_streams(log_path: Path) -> None:
+    # evaluate(n_buckets=3) runs this plan on each hash bucket of the query ids
+    bucket = pl.col("query").hash(0x5EED) % 3 == 1
+    plan = one_pass(pl.scan_parquet(log_path).filter(bucket), METRICS, by="system")
+    assert_streams(plan)
+
+
+def test_default_lazy_plan_defers_its_passes(log_path: Path) -> None:
+    plan = rke.evaluate(pl.scan_parquet(log_path), METRICS, by="system", per_query=True)
+    dot = plan.show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
+    assert "streaming-python-scan" in dot
+    assert "in-memory-map" not in dot
+    assert_frame_equal(
+        plan.collect(),
+        one_pass(pl.scan_parquet(log_path), METRICS, by="system", per_query=True).collect(),
+        rel_tol=1e-12,
+        abs_tol=1e-15,
+    )
