@@ -59,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     for role in ("query", "item", "score", "relevance"):
         parser.add_argument(f"--{role}", default=role, help=f"name of the {role} column")
+    parser.add_argument(
+        "--buckets",
+        default="auto",
+        help="passes over hash buckets of the query ids: an int, or auto (default)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     return parser
 
@@ -84,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             by=args.by or None,
             relevance_level=args.relevance_level,
             missing_queries="zero" if args.complete else "skip",
+            n_buckets=int(args.buckets) if args.buckets.isdigit() else args.buckets,
+            progress=False if args.no_progress else None,
             relevance=args.relevance,
             **names,
         ).collect()
