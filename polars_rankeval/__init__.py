@@ -6,11 +6,14 @@ Importing the package registers the ``rank_eval`` namespace on ``pl.DataFrame``,
 
 from __future__ import annotations
 
+from polars_rankeval import metrics
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    ColumnValueError,
     DuplicateItemError,
+    EmptyEvaluationWarning,
     InvalidOptionError,
     RankEvalError,
     UnknownMetricError,
@@ -26,7 +29,9 @@ __version__ = "0.1.0"
 __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
+    "ColumnValueError",
     "DuplicateItemError",
+    "EmptyEvaluationWarning",
     "InvalidOptionError",
     "Metric",
     "RankEvalError",
@@ -36,6 +41,7 @@ __all__ = [
     "join_run_qrels",
     "known_metrics",
     "metric_expr",
+    "metrics",
     "parse_metric",
     "read_trec_qrels",
     "read_trec_run",

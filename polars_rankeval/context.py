@@ -30,6 +30,7 @@ a ``group_by().agg()`` where each group already is one list.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -145,19 +146,19 @@ def _context(
     )
 
 
-def trec_order(score: pl.Expr, item: pl.Expr) -> pl.Expr:
+def trec_order(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
     """Ordinal position of every row, retrieved rows first.
 
     Retrieved rows by score descending, ties by the item's string form descending; then the
-    unretrieved rows, in the same item order.
+    unretrieved rows, in the same item order. ``nan_last`` puts NaN scores below every other
+    score (Polars would otherwise sort NaN above +inf).
     """
     retrieved = score.is_not_null()
-    key = pl.struct(
-        retrieved.alias("retrieved"),
-        score.alias("score"),
-        item.cast(pl.String).alias("item"),
-    )
-    return key.rank("ordinal", descending=True)
+    fields = [retrieved.alias("retrieved")]
+    if nan_last:
+        fields.append(score.cast(pl.Float64).is_not_nan().alias("not_nan"))
+    fields += [score.alias("score"), item.cast(pl.String).alias("item")]
+    return pl.struct(fields).rank("ordinal", descending=True)
 
 
 def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
@@ -172,7 +173,9 @@ def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
 def check_ties(ties: object) -> Ties:
     """Validate ``ties=``."""
     if ties not in TIES:
-        msg = f"option ties= must be one of {list(TIES)}, got {ties!r}"
+        close = difflib.get_close_matches(str(ties), list(TIES), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        msg = f"option ties= must be one of {list(TIES)}, got {ties!r}{hint}"
         raise InvalidOptionError(msg)
     return ties
 
@@ -294,6 +297,7 @@ def ranked_frame(
     *,
     tie_groups: bool = False,
     negative_labels: NegativeLabels = "unjudged",
+    nan_last: bool = False,
 ) -> tuple[pl.LazyFrame, RankingContext, RankingContext | None]:
     """Add the context as window columns to ``lf`` (one pass of windows over the partition).
 
@@ -310,7 +314,7 @@ def ranked_frame(
     flags = _row_flags(
         pl.col(columns.relevance), pl.col(columns.score), relevance_level, negative_labels
     )
-    order = over(trec_order(pl.col(columns.score), pl.col(columns.item)))
+    order = over(trec_order(pl.col(columns.score), pl.col(columns.item), nan_last=nan_last))
     lf, refs = _materialise(lf, {**flags, "order": order})
     lf, ranks = _materialise(lf, {"rank": pl.when(refs["retrieved"]).then(refs["order"])})
     refs.update(ranks)

@@ -14,6 +14,7 @@ tie-averaging where it has one).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -114,6 +115,8 @@ CONVENTIONS: dict[str, Convention] = {
 def get_convention(name: object) -> Convention:
     """Look a preset up by name."""
     if not isinstance(name, str) or name not in CONVENTIONS:
-        msg = f"option convention= must be one of {list(CONVENTIONS)}, got {name!r}"
+        close = difflib.get_close_matches(str(name), list(CONVENTIONS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        msg = f"option convention= must be one of {list(CONVENTIONS)}, got {name!r}{hint}"
         raise InvalidOptionError(msg)
     return CONVENTIONS[name]

@@ -34,3 +34,11 @@ class UnknownMetricError(RankEvalError):
 
 class InvalidOptionError(RankEvalError):
     """An option has a value outside its allowed set or range."""
+
+
+class ColumnValueError(RankEvalError):
+    """A column holds values the evaluation cannot use (a null id, a NaN score)."""
+
+
+class EmptyEvaluationWarning(UserWarning):
+    """No query was evaluated: the result is empty and the means are null."""

@@ -18,9 +18,18 @@ from polars_rankeval.conventions import (
     Unretrieved,
     get_convention,
 )
-from polars_rankeval.errors import DuplicateItemError, InvalidOptionError
+from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.validation import (
+    Duplicates,
+    NanScores,
+    bookkeeping,
+    check_choice,
+    resolve_duplicates,
+    validity_mask,
+    warn_if_empty,
+)
 
 MissingQueries = Literal["skip", "zero"]
 Engine = Literal["auto", "in-memory", "streaming"]
@@ -28,37 +37,6 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _N_LABELLED = "__rke_n_labelled"
 _N_RETRIEVED = "__rke_n_retrieved"
-_N_ROWS = "__rke_n_rows"
-_N_ITEMS = "__rke_n_items"
-
-
-def _check_choice(option: str, value: object, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        msg = f"option {option}= must be one of {list(allowed)}, got {value!r}"
-        raise InvalidOptionError(msg)
-
-
-def _raise_on_duplicates(columns: Columns) -> pl.Expr:
-    """Lazily fail the query when any list holds the same item twice (trec_eval does too).
-
-    The check runs on the small per-query frame, inside the plan, so a LazyFrame stays lazy
-    and the error surfaces at ``collect()``.
-    """
-
-    def check(extra_rows: pl.Series) -> pl.Series:
-        # Returns an all-true mask: the plan must *use* it, or projection pushdown prunes it.
-        n_lists = int((extra_rows > 0).sum())
-        if n_lists:
-            msg = (
-                f"{int(extra_rows.sum())} duplicate ({columns.query!r}, {columns.item!r}) rows in "
-                f"{n_lists} ranked list(s): each item may appear once per query (as in "
-                "trec_eval). Deduplicate the input first, e.g. keep the highest score per item."
-            )
-            raise DuplicateItemError(msg)
-        return extra_rows == 0
-
-    extra = pl.col(_N_ROWS) - pl.col(_N_ITEMS)
-    return extra.map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
 
 
 @dataclass(frozen=True)
@@ -70,6 +48,8 @@ class Settings:
     ties: Ties
     negative_labels: NegativeLabels
     unretrieved: Unretrieved
+    duplicates: Duplicates
+    nan_scores: NanScores
 
 
 _TREC_SETTINGS: dict[str, Any] = {
@@ -78,6 +58,8 @@ _TREC_SETTINGS: dict[str, Any] = {
     "ties": "trec",
     "negative_labels": "unjudged",
     "unretrieved": "count",
+    "duplicates": "error",
+    "nan_scores": "error",
 }
 
 
@@ -89,15 +71,19 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
         else convention.settings.get(key, default)
         for key, default in _TREC_SETTINGS.items()
     }
-    _check_choice("missing_queries", chosen["missing_queries"], ["skip", "zero"])
-    _check_choice("negative_labels", chosen["negative_labels"], ["unjudged", "nonrelevant"])
-    _check_choice("unretrieved", chosen["unretrieved"], ["count", "drop"])
+    check_choice("missing_queries", chosen["missing_queries"], ["skip", "zero"])
+    check_choice("negative_labels", chosen["negative_labels"], ["unjudged", "nonrelevant"])
+    check_choice("unretrieved", chosen["unretrieved"], ["count", "drop"])
+    check_choice("duplicates", chosen["duplicates"], ["error", "first", "last", "max_score"])
+    check_choice("nan_scores", chosen["nan_scores"], ["error", "last"])
     return Settings(
         relevance_level=check_relevance_level(chosen["relevance_level"]),
         missing_queries=chosen["missing_queries"],
         ties=check_ties(chosen["ties"]),
         negative_labels=chosen["negative_labels"],
         unretrieved=chosen["unretrieved"],
+        duplicates=chosen["duplicates"],
+        nan_scores=chosen["nan_scores"],
     )
 
 
@@ -107,6 +93,7 @@ def _per_query_plan(
     resolved: list[tuple[str, Metric]],
     settings: Settings,
 ) -> pl.LazyFrame:
+    lf = resolve_duplicates(lf, columns, settings.duplicates)
     if settings.unretrieved == "drop":
         # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.
         lf = lf.filter(pl.col(columns.score).is_not_null())
@@ -117,6 +104,7 @@ def _per_query_plan(
         settings.relevance_level,
         tie_groups="expected" in modes,
         negative_labels=settings.negative_labels,
+        nan_last=settings.nan_scores == "last",
     )
     # One context per tie mode; partial and row names carry the mode so they never collide.
     contexts = {"trec": trec_ctx, "expected": expected_ctx or trec_ctx}
@@ -136,19 +124,18 @@ def _per_query_plan(
         with_rows = ctx.with_extra({key: pl.col(names[prefix + key]) for key in row_keys})
         plans.append((label, metric, with_rows, prefix))
         partials.update({prefix + key: expr for key, expr in metric.partials(with_rows).items()})
-    bookkeeping = {
+    counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
-        _N_ROWS: pl.len(),
-        _N_ITEMS: pl.col(columns.item).n_unique(),
+        **bookkeeping(columns, settings.nan_scores),
     }
-    grouped = ranked.group_by(columns.partition).agg(**partials, **bookkeeping)
+    grouped = ranked.group_by(columns.partition).agg(**partials, **counts)
     # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
     # have judgments but no retrieved row.
     evaluated = pl.col(_N_LABELLED) > 0
     if settings.missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    checked = grouped.filter(_raise_on_duplicates(columns) & evaluated)
+    checked = grouped.filter(validity_mask(columns, settings.nan_scores) & evaluated)
 
     def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
         return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
@@ -200,14 +187,17 @@ def _in_passes(
         else:
             total = passes
         if total == 1:
-            return plan_for(lf).collect(engine="streaming")
-        parts = []
-        with Progress(total, enabled=progress) as bar:
-            for bucket in range(total):
-                part = plan_for(lf.filter(bucket_of % total == bucket))
-                parts.append(part.collect(engine="streaming"))
-                bar.advance()
-        return pl.concat(parts).sort(columns.partition)
+            result = plan_for(lf).collect(engine="streaming")
+        else:
+            parts = []
+            with Progress(total, enabled=progress) as bar:
+                for bucket in range(total):
+                    part = plan_for(lf.filter(bucket_of % total == bucket))
+                    parts.append(part.collect(engine="streaming"))
+                    bar.advance()
+            result = pl.concat(parts).sort(columns.partition)
+        warn_if_empty(result, lf, columns)
+        return result
 
     return pl.defer(run, schema=plan_for(lf).collect_schema())
 
@@ -241,6 +231,8 @@ def evaluate(
     convention: ConventionName = "trec_eval",
     negative_labels: NegativeLabels | None = None,
     unretrieved: Unretrieved | None = None,
+    duplicates: Duplicates | None = None,
+    nan_scores: NanScores | None = None,
     n_buckets: int | Literal["auto"] | None = None,
     progress: bool | None = None,
     query: str = "query",
@@ -283,6 +275,13 @@ def evaluate(
     unretrieved
         ``"count"`` (default): judged rows with a null score count toward ``R`` and the ideal
         DCG; ``"drop"``: they are ignored, as in tools that only see the supplied rows.
+    duplicates
+        A ``(query, item)`` pair occurring twice is an error (``"error"``, the default, as
+        trec_eval); ``"first"``/``"last"`` keep its first/last row in input order and
+        ``"max_score"`` the row with the highest score.
+    nan_scores
+        A NaN score is an error (``"error"``, default) or ranks below every other score
+        (``"last"``).
     n_buckets
         Bounded memory: evaluate the queries in this many passes, each over one hash bucket of
         the query ids (every ranked list stays whole inside one pass), so only one bucket's rows
@@ -339,9 +338,11 @@ def evaluate(
             "ties": ties,
             "negative_labels": negative_labels,
             "unretrieved": unretrieved,
+            "duplicates": duplicates,
+            "nan_scores": nan_scores,
         },
     )
-    _check_choice("engine", engine, ["auto", "in-memory", "streaming"])
+    check_choice("engine", engine, ["auto", "in-memory", "streaming"])
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
@@ -360,8 +361,13 @@ def evaluate(
         return _per_query_plan(frame, columns, resolved, settings)
 
     plan = plan_for(lf) if passes == 1 else _in_passes(lf, columns, plan_for, passes, progress)
+    if isinstance(data, pl.DataFrame):
+        per_query_frame = plan.collect(engine=engine)
+        if passes == 1:  # the passes path has warned already
+            warn_if_empty(per_query_frame, lf, columns)
+        if per_query:
+            return per_query_frame
+        return _summary(per_query_frame.lazy(), resolved, columns.by).collect(engine=engine)
     if not per_query:
         plan = _summary(plan, resolved, columns.by)
-    if isinstance(data, pl.DataFrame):
-        return plan.collect(engine=engine)
     return plan

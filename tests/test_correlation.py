@@ -184,7 +184,11 @@ def test_signed_zeros_and_nan_scores() -> None:
             "relevance": [1, 0, 2, 0, 1, 2],
         }
     )
-    per_query = rke.evaluate(log, METRICS, per_query=True).sort("query")
+    # a NaN score is refused by default ...
+    with pytest.raises(rke.ColumnValueError, match="NaN"):
+        rke.evaluate(log, METRICS, per_query=True)
+    # ... and with nan_scores="last" it is ranked, but still makes a correlation NaN
+    per_query = rke.evaluate(log, METRICS, per_query=True, nan_scores="last").sort("query")
     z = per_query.filter(pl.col("query") == "z").row(0, named=True)
     expected = scipy_values([-0.0, 0.0, 1.0], [1, 0, 2])  # the two zeros are tied
     for metric in METRICS:

@@ -1,0 +1,159 @@
+"""Bad-value checks that need the data: duplicates, null ids, NaN scores, empty results.
+
+Schema checks (missing columns, dtypes) happen when the plan is built. These value checks run
+inside the plan, on the small per-query frame, so a LazyFrame stays lazy and the error surfaces
+at ``collect()``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+from polars_rankeval._columns import Columns
+from polars_rankeval.errors import (
+    ColumnValueError,
+    DuplicateItemError,
+    EmptyEvaluationWarning,
+    InvalidOptionError,
+)
+
+Duplicates = Literal["error", "first", "last", "max_score"]
+NanScores = Literal["error", "last"]
+
+_N_ROWS = "__rke_n_rows"
+_N_ITEMS = "__rke_n_items"
+_N_NULL_ITEMS = "__rke_n_null_items"
+_N_NAN_SCORES = "__rke_n_nan_scores"
+_ROW = "__rke_row"
+_EXAMPLES = 3
+
+
+def check_choice(option: str, value: object, allowed: Sequence[str]) -> None:
+    """Raise InvalidOptionError naming the option, the allowed values and the closest one."""
+    if value in allowed:
+        return
+    close = difflib.get_close_matches(str(value), list(allowed), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    msg = f"option {option}= must be one of {list(allowed)}, got {value!r}{hint}"
+    raise InvalidOptionError(msg)
+
+
+def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicates) -> pl.LazyFrame:
+    """Keep one row per ``(*by, query, item)`` when asked to (``"error"`` keeps them all).
+
+    ``"first"``/``"last"``: the first/last occurrence in input order; ``"max_score"``: the row
+    with the highest score (a null score loses; equal scores keep the first occurrence).
+    """
+    if duplicates == "error":
+        return lf
+    key = [*columns.partition, columns.item]
+    row = pl.col(_ROW)
+    lf = lf.with_row_index(_ROW)
+    if duplicates == "first":
+        keep = row == row.min().over(key)
+    elif duplicates == "last":
+        keep = row == row.max().over(key)
+    else:
+        score = pl.col(columns.score)
+        order = pl.struct(score.is_not_null().alias("r"), score.alias("s"), (-row).alias("i"))
+        keep = order.rank("ordinal", descending=True).over(key) == 1
+    return lf.filter(keep).drop(_ROW)
+
+
+def bookkeeping(columns: Columns, nan_scores: NanScores) -> dict[str, pl.Expr]:
+    """Per-query counts the value checks need (plain aggregations: they stream)."""
+    counts = {
+        _N_ROWS: pl.len(),
+        _N_ITEMS: pl.col(columns.item).n_unique(),
+        _N_NULL_ITEMS: pl.col(columns.item).null_count(),
+    }
+    if nan_scores == "error":
+        counts[_N_NAN_SCORES] = pl.col(columns.score).cast(pl.Float64).is_nan().sum()
+    return counts
+
+
+def _examples(frame: pl.DataFrame, columns: Columns, mask: pl.Series) -> str:
+    rows = frame.filter(mask).select(columns.partition).head(_EXAMPLES).rows()
+    shown = ", ".join(repr(row[0] if len(row) == 1 else row) for row in rows)
+    return (
+        f"e.g. {'(' + ', '.join(columns.partition) + ')' if columns.by else columns.query} {shown}"
+    )
+
+
+def validity_mask(columns: Columns, nan_scores: NanScores) -> pl.Expr:
+    """An all-true mask over the per-query frame that raises on bad values.
+
+    The plan must *use* the mask (it feeds the filter), or projection pushdown would prune it.
+    """
+    fields = [*columns.partition, _N_ROWS, _N_ITEMS, _N_NULL_ITEMS]
+    if nan_scores == "error":
+        fields.append(_N_NAN_SCORES)
+
+    def check(packed: pl.Series) -> pl.Series:
+        frame = packed.struct.unnest()
+        null_query = frame[columns.query].is_null()
+        if null_query.any():
+            n_rows = int(frame.filter(null_query)[_N_ROWS].sum())
+            msg = f"{n_rows} row(s) have a null {columns.query!r} (query id); every row needs one"
+            raise ColumnValueError(msg)
+        null_items = frame[_N_NULL_ITEMS] > 0
+        if null_items.any():
+            msg = (
+                f"{int(frame[_N_NULL_ITEMS].sum())} row(s) have a null {columns.item!r} (item id) "
+                f"in {int(null_items.sum())} quer(ies), {_examples(frame, columns, null_items)}; "
+                "every row needs an item id"
+            )
+            raise ColumnValueError(msg)
+        extra = frame[_N_ROWS] - frame[_N_ITEMS]
+        duplicated = extra > 0
+        if duplicated.any():
+            msg = (
+                f"{int(extra.sum())} duplicate ({columns.query!r}, {columns.item!r}) row(s) in "
+                f"{int(duplicated.sum())} ranked list(s), {_examples(frame, columns, duplicated)}: "
+                "each item may appear once per query (as in trec_eval). Pass duplicates='first', "
+                "'last' or 'max_score' to keep one row of each, or deduplicate the input."
+            )
+            raise DuplicateItemError(msg)
+        if nan_scores == "error":
+            nans = frame[_N_NAN_SCORES] > 0
+            if nans.any():
+                msg = (
+                    f"{int(frame[_N_NAN_SCORES].sum())} NaN value(s) in {columns.score!r} "
+                    f"(score) in {int(nans.sum())} quer(ies), {_examples(frame, columns, nans)}; "
+                    "a NaN cannot be ranked. Pass nan_scores='last' to rank NaN below every "
+                    "other score, or fill or drop them."
+                )
+                raise ColumnValueError(msg)
+        return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
+
+    return pl.struct(fields).map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
+
+
+def warn_if_empty(result: pl.DataFrame, lf: pl.LazyFrame, columns: Columns) -> None:
+    """Warn, saying why, when no query was evaluated (only called on an empty result)."""
+    if result.height:
+        return
+    counts = lf.select(
+        pl.len().alias("rows"),
+        pl.col(columns.relevance).is_not_null().sum().alias("judged"),
+        pl.col(columns.score).is_not_null().sum().alias("retrieved"),
+    ).collect()
+    rows, judged, retrieved = counts.row(0)
+    if rows == 0:
+        why = "the input has no rows"
+    elif judged == 0:
+        why = f"no row has a judgment: the {columns.relevance!r} column is entirely null"
+    elif retrieved == 0:
+        why = f"no row was retrieved: the {columns.score!r} column is entirely null"
+    else:
+        why = "no query has both a judged row and a retrieved row"
+    warnings.warn(
+        f"no query was evaluated ({why}); the result is empty and the means are null",
+        EmptyEvaluationWarning,
+        stacklevel=4,
+    )
