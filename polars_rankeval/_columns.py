@@ -106,7 +106,9 @@ def check_schema(
             )
             raise ColumnTypeError(msg)
     rel_dtype = schema[columns.relevance] if need_relevance else pl.Int64
-    if not (rel_dtype.is_integer() or rel_dtype in (pl.Boolean, pl.Null)):
+    # Floats are accepted when every label is whole (pandas turns int labels with gaps into
+    # floats); a fraction is refused when the data is read (see validation.py).
+    if not (rel_dtype.is_integer() or rel_dtype.is_float() or rel_dtype in (pl.Boolean, pl.Null)):
         msg = (
             f"column {columns.relevance!r} (relevance) must hold integer labels "
             f"(as trec_eval qrels do), got {rel_dtype}; cast it, e.g. "

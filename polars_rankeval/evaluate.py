@@ -93,6 +93,7 @@ def _per_query_plan(
     resolved: list[tuple[str, Metric]],
     settings: Settings,
 ) -> pl.LazyFrame:
+    float_labels = lf.collect_schema()[columns.relevance].is_float()
     lf = resolve_duplicates(lf, columns, settings.duplicates)
     if settings.unretrieved == "drop":
         # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.
@@ -127,7 +128,7 @@ def _per_query_plan(
     counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
-        **bookkeeping(columns, settings.nan_scores),
+        **bookkeeping(columns, settings.nan_scores, float_labels),
     }
     grouped = ranked.group_by(columns.partition).agg(**partials, **counts)
     # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
@@ -135,7 +136,8 @@ def _per_query_plan(
     evaluated = pl.col(_N_LABELLED) > 0
     if settings.missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    checked = grouped.filter(validity_mask(columns, settings.nan_scores) & evaluated)
+    valid = validity_mask(columns, settings.nan_scores, float_labels)
+    checked = grouped.filter(valid & evaluated)
 
     def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
         return metric.value_for(ctx)(lambda key: pl.col(prefix + key))

@@ -29,6 +29,7 @@ _N_ROWS = "__rke_n_rows"
 _N_ITEMS = "__rke_n_items"
 _N_NULL_ITEMS = "__rke_n_null_items"
 _N_NAN_SCORES = "__rke_n_nan_scores"
+_N_FRACTIONAL = "__rke_n_fractional_labels"
 _ROW = "__rke_row"
 _EXAMPLES = 3
 
@@ -60,12 +61,14 @@ def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicate
         keep = row == row.max().over(key)
     else:
         score = pl.col(columns.score)
-        order = pl.struct(score.is_not_null().alias("r"), score.alias("s"), (-row).alias("i"))
+        order = pl.struct(
+            score.is_not_null().alias("r"), score.alias("s"), (-row.cast(pl.Int64)).alias("i")
+        )
         keep = order.rank("ordinal", descending=True).over(key) == 1
     return lf.filter(keep).drop(_ROW)
 
 
-def bookkeeping(columns: Columns, nan_scores: NanScores) -> dict[str, pl.Expr]:
+def bookkeeping(columns: Columns, nan_scores: NanScores, float_labels: bool) -> dict[str, pl.Expr]:
     """Per-query counts the value checks need (plain aggregations: they stream)."""
     counts = {
         _N_ROWS: pl.len(),
@@ -74,6 +77,9 @@ def bookkeeping(columns: Columns, nan_scores: NanScores) -> dict[str, pl.Expr]:
     }
     if nan_scores == "error":
         counts[_N_NAN_SCORES] = pl.col(columns.score).cast(pl.Float64).is_nan().sum()
+    if float_labels:
+        label = pl.col(columns.relevance)
+        counts[_N_FRACTIONAL] = (label.is_nan() | (label != label.floor())).fill_null(False).sum()
     return counts
 
 
@@ -85,7 +91,7 @@ def _examples(frame: pl.DataFrame, columns: Columns, mask: pl.Series) -> str:
     )
 
 
-def validity_mask(columns: Columns, nan_scores: NanScores) -> pl.Expr:
+def validity_mask(columns: Columns, nan_scores: NanScores, float_labels: bool) -> pl.Expr:
     """An all-true mask over the per-query frame that raises on bad values.
 
     The plan must *use* the mask (it feeds the filter), or projection pushdown would prune it.
@@ -93,6 +99,8 @@ def validity_mask(columns: Columns, nan_scores: NanScores) -> pl.Expr:
     fields = [*columns.partition, _N_ROWS, _N_ITEMS, _N_NULL_ITEMS]
     if nan_scores == "error":
         fields.append(_N_NAN_SCORES)
+    if float_labels:
+        fields.append(_N_FRACTIONAL)
 
     def check(packed: pl.Series) -> pl.Series:
         frame = packed.struct.unnest()
@@ -127,6 +135,16 @@ def validity_mask(columns: Columns, nan_scores: NanScores) -> pl.Expr:
                     f"(score) in {int(nans.sum())} quer(ies), {_examples(frame, columns, nans)}; "
                     "a NaN cannot be ranked. Pass nan_scores='last' to rank NaN below every "
                     "other score, or fill or drop them."
+                )
+                raise ColumnValueError(msg)
+        if float_labels:
+            fractional = frame[_N_FRACTIONAL] > 0
+            if fractional.any():
+                msg = (
+                    f"{int(frame[_N_FRACTIONAL].sum())} label(s) in {columns.relevance!r} "
+                    f"(relevance) have a fraction or are NaN, in {int(fractional.sum())} "
+                    f"quer(ies), {_examples(frame, columns, fractional)}; relevance labels must "
+                    "be whole numbers (trec_eval reads them as integers)"
                 )
                 raise ColumnValueError(msg)
         return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
