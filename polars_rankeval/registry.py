@@ -172,6 +172,8 @@ def _parse_value(text: str, spec: str) -> object:
                 msg = f"in metric {spec!r}, {text!r} must map integer labels to numbers"
                 raise InvalidOptionError(msg) from None
         return mapping
+    if text in ("true", "false"):  # metric strings are lower-cased before parsing
+        return text == "true"
     for kind in (int, float):
         try:
             return kind(text)
