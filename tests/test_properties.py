@@ -251,8 +251,7 @@ UNIT_BOUNDED = [
     *(f"ndcg@{k}(ideal=retrieved)" for k in CUTOFFS),
     *("ndcg(gain=exp)", "ndcg(ideal=retrieved)"),
 ]
-#: gain_level=True cannot be written in a metric string (see
-#: test_boolean_option_in_metric_string), so these are Metric objects
+#: the Metric-object spelling of an option (strings: test_boolean_option_in_metric_string)
 GAIN_LEVEL = [rke.metrics.ndcg(k, gain_level=True) for k in (None, 5)]
 #: no closed form under ties="expected"
 TREC_ONLY_UNIT_BOUNDED = ["bpref", "infap", *cut(("err",))]
@@ -574,6 +573,10 @@ def test_boolean_option_in_metric_string() -> None:
     metric = rke.metrics.ndcg(5, gain_level=True)
     assert metric.name == "ndcg@5(gain_level=True)"
     want = evaluate(frame, [metric], relevance_level=2)
-    # README: "Every metric option can be given three ways", a metric string among them
-    got = evaluate(frame, [metric.name], relevance_level=2)
-    assert got.rows() == want.rows()
+    # README: "Every metric option can be given three ways", a metric string among them.
+    # Metric strings are lower-cased before parsing, so "True" arrives as "true".
+    for spec in (metric.name, "ndcg@5(gain_level=true)"):
+        assert evaluate(frame, [spec], relevance_level=2).rows() == want.rows()
+    off = evaluate(frame, ["ndcg@5(gain_level=false)"], relevance_level=2)
+    assert off.rows() == evaluate(frame, ["ndcg@5"], relevance_level=2).rows()
+    assert off.rows() != want.rows()
