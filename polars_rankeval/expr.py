@@ -10,6 +10,7 @@ from polars_rankeval.conventions import NegativeLabels
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import parse_metric
+from polars_rankeval.validation import group_validity
 
 IntoExpr = str | pl.Expr
 
@@ -82,4 +83,7 @@ def metric_expr(
     partials = resolved.partials(ctx)
     value = resolved.value(lambda key: partials[key])
     evaluated = (ctx.has_label.sum() > 0) & (ctx.retrieved.sum() > 0)
-    return pl.when(evaluated).then(value).alias(resolved.name)
+    valid = group_validity(
+        _as_expr(relevance, "relevance"), _as_expr(score, "score"), _as_expr(item, "item")
+    )
+    return pl.when(evaluated & valid).then(value).alias(resolved.name)

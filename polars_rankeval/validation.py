@@ -175,3 +175,41 @@ def warn_if_empty(result: pl.DataFrame, lf: pl.LazyFrame, columns: Columns) -> N
         EmptyEvaluationWarning,
         stacklevel=4,
     )
+
+
+def group_validity(relevance: pl.Expr, score: pl.Expr, item: pl.Expr) -> pl.Expr:
+    """The value checks inside ``group_by().agg()``: a scalar True per group, or an error.
+
+    One Python call per group; the expression path is the in-memory convenience API.
+    """
+    label = relevance.cast(pl.Float64)
+    counts = pl.struct(
+        pl.len().alias("rows"),
+        item.n_unique().alias("items"),
+        item.null_count().alias("null_items"),
+        score.cast(pl.Float64).is_nan().sum().alias("nan_scores"),
+        (label.is_nan() | (label != label.floor())).fill_null(False).sum().alias("fractional"),
+    )
+
+    def check(packed: pl.Series) -> pl.Series:
+        for row in packed.to_list():
+            if row["null_items"]:
+                msg = f"{row['null_items']} row(s) in a group have a null item id"
+                raise ColumnValueError(msg)
+            if row["rows"] > row["items"]:
+                msg = (
+                    f"{row['rows'] - row['items']} duplicate item(s) in a group: each item may "
+                    "appear once per query; deduplicate first"
+                )
+                raise DuplicateItemError(msg)
+            if row["nan_scores"]:
+                msg = f"{row['nan_scores']} NaN score(s) in a group; a NaN cannot be ranked"
+                raise ColumnValueError(msg)
+            if row["fractional"]:
+                msg = (
+                    f"{row['fractional']} relevance label(s) in a group have a fraction or are NaN"
+                )
+                raise ColumnValueError(msg)
+        return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
+
+    return counts.map_batches(check, return_dtype=pl.Boolean, returns_scalar=True)

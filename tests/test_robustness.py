@@ -241,3 +241,18 @@ def test_all_queries_filtered_out_warns(log):
     with pytest.warns(rke.EmptyEvaluationWarning, match="no row was retrieved"):
         out = rke.evaluate(nothing_retrieved, ["map"])
     assert out["map"][0] is None
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "pattern"),
+    [
+        (pl.lit("a").alias("item"), rke.DuplicateItemError, "duplicate"),
+        (pl.lit(None, dtype=pl.String).alias("item"), rke.ColumnValueError, "null item"),
+        (pl.lit(float("nan")).alias("score"), rke.ColumnValueError, "NaN score"),
+        (pl.col("relevance").cast(pl.Float64) + 0.5, rke.ColumnValueError, "fraction"),
+    ],
+)
+def test_expression_namespace_refuses_bad_values(log, change, error, pattern):
+    bad = log.with_columns(change)
+    with pytest.raises(error, match=pattern):
+        bad.group_by("query").agg(pl.col("relevance").rank_eval.map())
