@@ -11,7 +11,10 @@ import importlib
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from test_differential import logs
 
 import polars_rankeval as rke
 from polars_rankeval.cli import main as cli_main
@@ -119,3 +122,13 @@ def test_cli_reads_a_hive_directory(tmp_path, capsys):
     expected = rke.evaluate(log, ["map", "num_q"], by="system")
     assert lines[0] == "system,map,num_q"
     assert [line.split(",")[0] for line in lines[1:]] == expected["system"].to_list()
+
+
+@settings(max_examples=40, deadline=None)
+@given(log=logs(), n_buckets=st.sampled_from([2, 3, 5]))
+def test_bucket_count_never_changes_results(log, n_buckets):
+    frame = log.frame()
+    metrics = ["ndcg@3", "map", "mrr", "p@2", "bpref", "num_q"]
+    plain = rke.evaluate(frame, metrics, per_query=True)
+    passes = rke.evaluate(frame.lazy(), metrics, per_query=True, n_buckets=n_buckets).collect()
+    assert_frame_equal(passes, plain, rel_tol=1e-12, abs_tol=1e-15)
