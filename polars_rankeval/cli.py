@@ -18,6 +18,7 @@ import polars as pl
 from polars_rankeval.errors import RankEvalError
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
+from polars_rankeval.registry import split_metric_list
 
 DEFAULT_METRICS = "ndcg@10,ndcg,map,mrr,p@10,recall@100,bpref,num_q"
 
@@ -85,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data = _scan(args.path)
         result = evaluate(
             data,
-            [m for m in (s.strip() for s in args.metrics.split(",")) if m],
+            split_metric_list(args.metrics),
             per_query=args.per_query,
             by=args.by or None,
             relevance_level=args.relevance_level,

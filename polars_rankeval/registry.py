@@ -260,6 +260,36 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
     ]
 
 
+def split_metric_list(text: str) -> list[str]:
+    """Split ``"ndcg@1,5,10,map,err@5(max_grade=3,transform=exp)"`` into metric strings.
+
+    A comma separates metrics unless it sits inside parentheses or braces, or the next part is a
+    cutoff (digits) continuing a sweep.
+
+    Examples
+    --------
+    >>> split_metric_list("ndcg@1,5,10,map,err@5(max_grade=3,transform=exp)")
+    ['ndcg@1,5,10', 'map', 'err@5(max_grade=3,transform=exp)']
+    """
+    parts: list[str] = []
+    depth, current = 0, ""
+    for char in text:
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    merged: list[str] = []
+    for part in (p.strip() for p in parts):
+        if part and part[0].isdigit() and merged and "@" in merged[-1]:
+            merged[-1] = f"{merged[-1]},{part}"
+        elif part:
+            merged.append(part)
+    return merged
+
+
 def parse_metric(text: str) -> Metric:
     """Parse a metric string that names exactly one metric.
 

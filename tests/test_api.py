@@ -338,3 +338,10 @@ def test_ties_and_convention_keywords_on_methods_do_not_rename():
     # ranx reads the negative label as judged non-relevant: bpref 0.5 instead of 1.0
     ranx_like = log.group_by("query").agg(pl.col("relevance").rank_eval.bpref(convention="ranx"))
     assert ranx_like["bpref"][0] == 0.5
+
+
+def test_cli_metric_list_keeps_sweeps_and_options(capsys):
+    args = [str(ROOT / "data" / "sample.parquet"), "--by", "system", "--csv"]
+    assert cli_main([*args, "-m", "ndcg@1,5,map,err@5(max_grade=3,transform=exp)"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header == 'system,ndcg@1,ndcg@5,map,"err@5(max_grade=3,transform=exp)"'
