@@ -146,19 +146,24 @@ def _context(
     )
 
 
-def trec_order(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
-    """Ordinal position of every row, retrieved rows first.
+def trec_key(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
+    """The sort key of trec_eval's order, to be ranked descending.
 
-    Retrieved rows by score descending, ties by the item's string form descending; then the
-    unretrieved rows, in the same item order. ``nan_last`` puts NaN scores below every other
-    score (Polars would otherwise sort NaN above +inf).
+    Retrieved rows first, then score descending, ties by the item's string form descending;
+    the unretrieved rows follow in the same item order. ``nan_last`` puts NaN scores below every
+    other score (Polars would otherwise sort NaN above +inf).
     """
     retrieved = score.is_not_null()
     fields = [retrieved.alias("retrieved")]
     if nan_last:
         fields.append(score.cast(pl.Float64).is_not_nan().alias("not_nan"))
     fields += [score.alias("score"), item.cast(pl.String).alias("item")]
-    return pl.struct(fields).rank("ordinal", descending=True)
+    return pl.struct(fields)
+
+
+def trec_order(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
+    """Ordinal position of every row under :func:`trec_key` (retrieved rows are ``1..n``)."""
+    return trec_key(score, item, nan_last=nan_last).rank("ordinal", descending=True)
 
 
 def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
@@ -200,11 +205,13 @@ def _row_flags(
     }
 
 
-def _subset_rank(mask: pl.Expr, rank: pl.Expr) -> pl.Expr:
-    return pl.when(mask).then(rank).rank("ordinal")
+def _subset_rank(mask: pl.Expr, key: pl.Expr) -> pl.Expr:
+    # Ranking the masked rows by the same key as the order gives their running count directly,
+    # in the same window pass as the order itself.
+    return pl.when(mask).then(key).rank("ordinal", descending=True)
 
 
-def _derived(flags: dict[str, pl.Expr], rank: pl.Expr, over: Window) -> dict[str, pl.Expr]:
+def _derived(flags: dict[str, pl.Expr], key: pl.Expr, over: Window) -> dict[str, pl.Expr]:
     retrieved, relevant, judged, gain = (
         flags["retrieved"],
         flags["relevant"],
@@ -212,9 +219,9 @@ def _derived(flags: dict[str, pl.Expr], rank: pl.Expr, over: Window) -> dict[str
         flags["gain"],
     )
     return {
-        "relevant_rank": over(_subset_rank(relevant & retrieved, rank)),
-        "judged_rank": over(_subset_rank(judged & retrieved, rank)),
-        "labelled_rank": over(_subset_rank(flags["has_label"] & retrieved, rank)),
+        "relevant_rank": over(_subset_rank(relevant & retrieved, key)),
+        "judged_rank": over(_subset_rank(judged & retrieved, key)),
+        "labelled_rank": over(_subset_rank(flags["has_label"] & retrieved, key)),
         "ideal_rank": over(pl.when(gain > 0).then(gain).rank("ordinal", descending=True)),
         "num_rel": over(relevant.sum()),
         "num_judged_nonrel": over((judged & ~relevant).sum()),
@@ -314,12 +321,17 @@ def ranked_frame(
     flags = _row_flags(
         pl.col(columns.relevance), pl.col(columns.score), relevance_level, negative_labels
     )
-    order = over(trec_order(pl.col(columns.score), pl.col(columns.item), nan_last=nan_last))
-    lf, refs = _materialise(lf, {**flags, "order": order})
-    lf, ranks = _materialise(lf, {"rank": pl.when(refs["retrieved"]).then(refs["order"])})
-    refs.update(ranks)
-    lf, derived = _materialise(lf, _derived(refs, refs["rank"], over))
-    refs.update(derived)
+    key = trec_key(pl.col(columns.score), pl.col(columns.item), nan_last=nan_last)
+    # One window stage: the order, the running counts and the ideal order all rank per list.
+    lf, refs = _materialise(
+        lf,
+        {
+            **flags,
+            "order": over(key.rank("ordinal", descending=True)),
+            **_derived(flags, key, over),
+        },
+    )
+    refs["rank"] = pl.when(refs["retrieved"]).then(refs["order"])
     order_col = refs.pop("order")
 
     def running_sum(expr: pl.Expr) -> pl.Expr:
@@ -355,9 +367,10 @@ def group_context(
 ) -> RankingContext:
     """The context as plain expressions, for use inside ``group_by(query).agg()``."""
     flags = _row_flags(relevance, score, relevance_level, negative_labels)
-    order = trec_order(score, item)
+    key = trec_key(score, item)
+    order = key.rank("ordinal", descending=True)
     rank = pl.when(flags["retrieved"]).then(order)
-    derived = _derived(flags, rank, lambda expr: expr)
+    derived = _derived(flags, key, lambda expr: expr)
 
     def running_sum(expr: pl.Expr) -> pl.Expr:
         # Inside one group: sum in rank order, then put each value back on its own row.
