@@ -51,7 +51,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--by", action="append", default=[], help="column to group runs by")
     parser.add_argument("--per-query", action="store_true", help="one row per query")
-    parser.add_argument("-l", "--relevance-level", type=int, default=1, help="as trec_eval -l")
+    parser.add_argument(
+        "-l", "--relevance-level", type=int, default=None, help="as trec_eval -l (default 1)"
+    )
+    parser.add_argument(
+        "--ties", choices=["trec", "expected"], default=None, help="tie handling (default trec)"
+    )
+    parser.add_argument(
+        "--convention",
+        default="trec_eval",
+        help="trec_eval (default), sklearn, ranx, torchmetrics, spark or recommenders",
+    )
     parser.add_argument(
         "-c",
         "--complete",
@@ -90,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             per_query=args.per_query,
             by=args.by or None,
             relevance_level=args.relevance_level,
-            missing_queries="zero" if args.complete else "skip",
+            ties=args.ties,
+            convention=args.convention,
+            missing_queries="zero" if args.complete else None,
             n_buckets=int(args.buckets) if args.buckets.isdigit() else args.buckets,
             progress=False if args.no_progress else None,
             relevance=args.relevance,

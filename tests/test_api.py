@@ -345,3 +345,20 @@ def test_cli_metric_list_keeps_sweeps_and_options(capsys):
     assert cli_main([*args, "-m", "ndcg@1,5,map,err@5(max_grade=3,transform=exp)"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert header == 'system,ndcg@1,ndcg@5,map,"err@5(max_grade=3,transform=exp)"'
+
+
+def test_cli_convention_and_ties(capsys):
+    args = [str(ROOT / "data" / "sample.parquet"), "--by", "system", "--csv", "-m", "ndcg@10"]
+    assert cli_main([*args, "--convention", "sklearn", "--ties", "trec"]) == 0
+    sklearn_trec = capsys.readouterr().out
+    expected = rke.evaluate(
+        pl.read_parquet(ROOT / "data" / "sample.parquet"),
+        ["ndcg@10"],
+        by="system",
+        convention="sklearn",
+        ties="trec",
+    )
+    got = pl.read_csv(sklearn_trec.encode())
+    assert_frame_equal(got, expected, rel_tol=1e-12)
+    assert cli_main([*args, "--convention", "sklern"]) == 2
+    assert "did you mean 'sklearn'" in capsys.readouterr().err
