@@ -109,22 +109,17 @@ def _per_query_plan(
     )
     # One context per tie mode; partial and row names carry the mode so they never collide.
     contexts = {"trec": trec_ctx, "expected": expected_ctx or trec_ctx}
-    pending: list[tuple[str, Metric, RankingContext, str, list[str]]] = []
-    row_terms: dict[str, pl.Expr] = {}
-    for (label, metric), mode in zip(resolved, modes, strict=True):
-        prefix = "" if mode == "trec" else "E:"
-        rows = metric.rows(contexts[mode])
-        row_terms.update({prefix + key: expr for key, expr in rows.items()})
-        pending.append((label, metric, contexts[mode], prefix, list(rows)))
-    names = {key: f"__rke_row_{index}" for index, key in enumerate(row_terms)}
-    if names:
-        ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in row_terms.items())
+    pending = [
+        (label, metric, contexts[mode], "" if mode == "trec" else "E:")
+        for (label, metric), mode in zip(resolved, modes, strict=True)
+    ]
+    for stage in ("rows", "later_rows"):
+        ranked, pending = _materialise_rows(ranked, pending, stage)
     plans: list[tuple[str, Metric, RankingContext, str]] = []
     partials: dict[str, pl.Expr] = {}
-    for label, metric, ctx, prefix, row_keys in pending:
-        with_rows = ctx.with_extra({key: pl.col(names[prefix + key]) for key in row_keys})
-        plans.append((label, metric, with_rows, prefix))
-        partials.update({prefix + key: expr for key, expr in metric.partials(with_rows).items()})
+    for label, metric, ctx, prefix in pending:
+        plans.append((label, metric, ctx, prefix))
+        partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
     counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
@@ -148,11 +143,36 @@ def _per_query_plan(
     ).sort(columns.partition)
 
 
-def _collect_partials(ctx: RankingContext, metrics: list[Metric]) -> dict[str, pl.Expr]:
-    partials: dict[str, pl.Expr] = {}
-    for metric in metrics:
-        partials.update(metric.partials(ctx))
-    return partials
+_Pending = list[tuple[str, Metric, RankingContext, str]]
+
+
+def _materialise_rows(
+    ranked: pl.LazyFrame, pending: _Pending, stage: str
+) -> tuple[pl.LazyFrame, _Pending]:
+    """Materialise one stage of the metrics' own per-row terms (windows) before the group_by.
+
+    Names carry the tie mode's prefix, so the same term under two modes never collides.
+    """
+    terms: dict[str, pl.Expr] = {}
+    keys: list[list[str]] = []
+    for _, metric, ctx, prefix in pending:
+        rows = getattr(metric, stage)(ctx)
+        terms.update({prefix + key: expr for key, expr in rows.items()})
+        keys.append(list(rows))
+    if not terms:
+        return ranked, pending
+    names = {key: f"__rke_{stage}_{index}" for index, key in enumerate(terms)}
+    ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in terms.items())
+    updated = [
+        (
+            label,
+            metric,
+            ctx.with_extra({key: pl.col(names[prefix + key]) for key in row_keys}),
+            prefix,
+        )
+        for (label, metric, ctx, prefix), row_keys in zip(pending, keys, strict=True)
+    ]
+    return ranked, updated
 
 
 ROWS_PER_PASS = 4_000_000

@@ -80,6 +80,7 @@ def metric_expr(
         negative_labels,
     )
     ctx = ctx.with_extra(resolved.rows(ctx))
+    ctx = ctx.with_extra(resolved.later_rows(ctx))
     partials = resolved.partials(ctx)
     value = resolved.value(lambda key: partials[key])
     evaluated = (ctx.has_label.sum() > 0) & (ctx.retrieved.sum() > 0)

@@ -56,6 +56,8 @@ class Metric:
         trec ones; ``value`` is used otherwise.
     ties
         Tie handling of this metric; None follows the evaluation's ``ties=``.
+    later_rows
+        Per-row terms that read ``rows``' terms from ``ctx.extra`` (a second window stage).
     """
 
     name: str
@@ -64,6 +66,7 @@ class Metric:
     summary: Literal["mean", "sum", "nanmean"] = "mean"
     rows: RowTerms = _no_rows
     expected_value: Callable[[Lookup], pl.Expr] | None = None
+    later_rows: RowTerms = _no_rows
     ties: Ties | None = None
 
     def value_for(self, ctx: RankingContext) -> Callable[[Lookup], pl.Expr]:

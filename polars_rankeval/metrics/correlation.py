@@ -142,12 +142,24 @@ def kendall_tau() -> Metric:
         "kendall_xy_below",
     )
 
+    x_rank_key, y_value_key = "kendall_x_rank", "kendall_y"
+
     def rows(ctx: RankingContext) -> dict[str, pl.Expr]:
         x, y = _retrieved_pair(ctx, name)
-        x = x + 0  # -0.0 + 0 is +0.0: the two zeros stay one value inside the struct key
+        x = x + 0  # -0.0 + 0 is +0.0: the two zeros stay one value
+        return {
+            # integers that order like the scores: the per-bit ranks below sort ints only
+            x_rank_key: ctx.over(x.rank("dense")).cast(pl.Int64),
+            y_value_key: y,
+            x_key: ctx.over(x.rank("min")).cast(pl.Int64) - 1,
+            y_key: ctx.over(y.rank("min")).cast(pl.Int64) - 1,
+        }
+
+    def later_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+        x, y = ctx.extra[x_rank_key], ctx.extra[y_value_key]
+        x_below = ctx.extra[x_key]
         # labels of the list's retrieved rows lie in [0, bound]
         bound = ctx.max_label.fill_null(0).clip(lower_bound=0)
-        x_below = ctx.over(x.rank("min")).cast(pl.Int64) - 1
 
         def bit_of_y(bit: int) -> pl.Expr:
             return (y // 2**bit) % 2 if 0 <= bit < _LABEL_BITS else pl.lit(0)
@@ -176,8 +188,6 @@ def kendall_tau() -> Metric:
         )
         return {
             below_key: pl.when(ctx.retrieved).then(dominated + x_weight * x_below),
-            x_key: x_below,
-            y_key: ctx.over(y.rank("min")).cast(pl.Int64) - 1,
             # K_0 = lexicographic (y, x); null when all labels are 0 (tau is NaN then anyway)
             xy_key: levels[0],
         }
@@ -200,4 +210,4 @@ def kendall_tau() -> Metric:
         defined = (x_free > 0) & (y_free > 0) & (p("corr_nan_scores") == 0)
         return _undefined_to_nan(tau, defined)
 
-    return Metric(name, partials, value, summary="nanmean", rows=rows)
+    return Metric(name, partials, value, summary="nanmean", rows=rows, later_rows=later_rows)
