@@ -115,10 +115,8 @@ def _per_query_plan(
     ]
     for stage in ("rows", "later_rows"):
         ranked, pending = _materialise_rows(ranked, pending, stage)
-    plans: list[tuple[str, Metric, RankingContext, str]] = []
     partials: dict[str, pl.Expr] = {}
-    for label, metric, ctx, prefix in pending:
-        plans.append((label, metric, ctx, prefix))
+    for _, metric, ctx, prefix in pending:
         partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
     counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
@@ -139,7 +137,7 @@ def _per_query_plan(
 
     return checked.select(
         *columns.partition,
-        *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in plans),
+        *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
     ).sort(columns.partition)
 
 
