@@ -161,20 +161,6 @@ def trec_key(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Exp
     return pl.struct(fields)
 
 
-def trec_order(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
-    """Ordinal position of every row under :func:`trec_key` (retrieved rows are ``1..n``)."""
-    return trec_key(score, item, nan_last=nan_last).rank("ordinal", descending=True)
-
-
-def trec_rank(score: pl.Expr, item: pl.Expr) -> pl.Expr:
-    """Ordinal rank by score descending, ties by the item's string form descending.
-
-    Retrieved rows (non-null score) always come before unretrieved ones, so their ranks are
-    exactly ``1..n``; the rank of an unretrieved row is null.
-    """
-    return pl.when(score.is_not_null()).then(trec_order(score, item))
-
-
 def check_ties(ties: object) -> Ties:
     """Validate ``ties=``."""
     if ties not in TIES:
