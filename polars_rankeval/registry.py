@@ -146,10 +146,10 @@ def _suggest(name: str) -> str:
 
 
 def _split_top_level(text: str) -> list[str]:
-    """Split on commas that are not inside braces (``gain={0:0,1:1}``)."""
+    """Split on commas outside braces and parentheses (``gain={0:0,1:1}``, ``err@5(a=1,b=2)``)."""
     parts, depth, current = [], 0, ""
     for char in text:
-        depth += {"{": 1, "}": -1}.get(char, 0)
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(char, 0)
         if char == "," and depth == 0:
             parts.append(current)
             current = ""
@@ -271,21 +271,11 @@ def split_metric_list(text: str) -> list[str]:
     >>> split_metric_list("ndcg@1,5,10,map,err@5(max_grade=3,transform=exp)")
     ['ndcg@1,5,10', 'map', 'err@5(max_grade=3,transform=exp)']
     """
-    parts: list[str] = []
-    depth, current = 0, ""
-    for char in text:
-        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
     merged: list[str] = []
-    for part in (p.strip() for p in parts):
-        if part and part[0].isdigit() and merged and "@" in merged[-1]:
+    for part in _split_top_level(text):
+        if part[0].isdigit() and merged and "@" in merged[-1]:
             merged[-1] = f"{merged[-1]},{part}"
-        elif part:
+        else:
             merged.append(part)
     return merged
 
