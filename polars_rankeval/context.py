@@ -30,7 +30,6 @@ a ``group_by().agg()`` where each group already is one list.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -38,6 +37,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._columns import Columns
+from polars_rankeval._options import check_choice
 from polars_rankeval.conventions import NegativeLabels
 from polars_rankeval.errors import InvalidOptionError
 
@@ -163,12 +163,7 @@ def trec_key(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Exp
 
 def check_ties(ties: object) -> Ties:
     """Validate ``ties=``."""
-    if ties not in TIES:
-        close = difflib.get_close_matches(str(ties), list(TIES), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        msg = f"option ties= must be one of {list(TIES)}, got {ties!r}{hint}"
-        raise InvalidOptionError(msg)
-    return ties
+    return check_choice("ties", ties, TIES)
 
 
 def _row_flags(

@@ -14,11 +14,11 @@ tie-averaging where it has one).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from polars_rankeval._options import check_choice
 from polars_rankeval.errors import InvalidOptionError
 
 ConventionName = Literal["trec_eval", "sklearn", "ranx", "torchmetrics", "spark", "recommenders"]
@@ -114,9 +114,4 @@ CONVENTIONS: dict[str, Convention] = {
 
 def get_convention(name: object) -> Convention:
     """Look a preset up by name."""
-    if not isinstance(name, str) or name not in CONVENTIONS:
-        close = difflib.get_close_matches(str(name), list(CONVENTIONS), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        msg = f"option convention= must be one of {list(CONVENTIONS)}, got {name!r}{hint}"
-        raise InvalidOptionError(msg)
-    return CONVENTIONS[name]
+    return CONVENTIONS[check_choice("convention", name, list(CONVENTIONS))]

@@ -7,17 +7,30 @@ everything this package raises on bad input.
 
 from __future__ import annotations
 
+# What Polars appends to the message of an exception raised inside a plan.
+_POLARS_CONTEXT = "\n\nThis error occurred"
+
 
 class RankEvalError(ValueError):
-    """Base class of every error raised on bad input or options."""
+    """Base class of every error raised on bad input or options.
+
+    A check that runs inside a Polars plan raises at ``collect()``, and Polars re-raises it
+    as a new instance of the same class whose message ends with a dump of the expression that
+    failed; that dump is cut off here, so users see our message and only ours.
+    """
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        message = str(message).split(_POLARS_CONTEXT, 1)[0]
+        super().__init__(message, *args)
+        self.message = message
+
+    def __str__(self) -> str:
+        # Also keeps KeyError (ColumnNotFoundError) from quoting the message.
+        return self.message
 
 
 class ColumnNotFoundError(RankEvalError, KeyError):
     """A column named by an option is not in the input."""
-
-    def __str__(self) -> str:
-        # KeyError would otherwise quote the whole message.
-        return str(self.args[0]) if self.args else ""
 
 
 class ColumnTypeError(RankEvalError, TypeError):

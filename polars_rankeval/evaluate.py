@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeVar
 import polars as pl
 
 from polars_rankeval._columns import Columns, check_relevance_level, check_schema, make_columns
+from polars_rankeval._options import check_choice
 from polars_rankeval._progress import Progress
 from polars_rankeval.context import RankingContext, Ties, check_ties, ranked_frame
 from polars_rankeval.conventions import (
@@ -25,7 +26,6 @@ from polars_rankeval.validation import (
     Duplicates,
     NanScores,
     bookkeeping,
-    check_choice,
     resolve_duplicates,
     validity_mask,
     warn_if_empty,

@@ -7,9 +7,7 @@ at ``collect()``.
 
 from __future__ import annotations
 
-import difflib
 import warnings
-from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
@@ -19,7 +17,6 @@ from polars_rankeval.errors import (
     ColumnValueError,
     DuplicateItemError,
     EmptyEvaluationWarning,
-    InvalidOptionError,
 )
 
 Duplicates = Literal["error", "first", "last", "max_score"]
@@ -32,16 +29,6 @@ _N_NAN_SCORES = "__rke_n_nan_scores"
 _N_FRACTIONAL = "__rke_n_fractional_labels"
 _ROW = "__rke_row"
 _EXAMPLES = 3
-
-
-def check_choice(option: str, value: object, allowed: Sequence[str]) -> None:
-    """Raise InvalidOptionError naming the option, the allowed values and the closest one."""
-    if value in allowed:
-        return
-    close = difflib.get_close_matches(str(value), list(allowed), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    msg = f"option {option}= must be one of {list(allowed)}, got {value!r}{hint}"
-    raise InvalidOptionError(msg)
 
 
 def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicates) -> pl.LazyFrame:

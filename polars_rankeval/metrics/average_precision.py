@@ -10,8 +10,8 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
-from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
     Lookup,
     Metric,
@@ -53,9 +53,7 @@ def average_precision(k: int | None = None, *, denominator: APDenominator = "R")
     retrieved in the top ``k`` (torchmetrics).
     """
     k = check_cutoff(k, "map", required=False)
-    if denominator not in ("R", "min_k_R", "hits"):
-        msg = f"option denominator= must be 'R', 'min_k_R' or 'hits', got {denominator!r}"
-        raise InvalidOptionError(msg)
+    check_choice("denominator", denominator, ["R", "min_k_R", "hits"])
     suffix = named("", {"denominator": denominator} if denominator != "R" else {})
     key = at("ap_sum", k)
 

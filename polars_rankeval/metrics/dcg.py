@@ -28,6 +28,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
@@ -45,13 +46,9 @@ Ideal = Literal["judged", "retrieved"]
 
 
 def _check_options(gain: object, log_base: object, discount: object, ideal: object) -> None:
-    if not (gain in ("linear", "exp", "binary") or isinstance(gain, Mapping)):
-        msg = (
-            "option gain= must be 'linear', 'exp', 'binary' or a mapping label -> gain, "
-            f"got {gain!r}"
-        )
-        raise InvalidOptionError(msg)
-    if isinstance(gain, Mapping):
+    if not isinstance(gain, Mapping):
+        check_choice("gain", gain, ["linear", "exp", "binary", "{label: gain, ...}"])
+    else:
         for label, value in gain.items():
             if isinstance(label, bool) or not isinstance(label, int):
                 msg = f"gain= mapping keys must be integer labels, got {label!r}"
@@ -67,12 +64,8 @@ def _check_options(gain: object, log_base: object, discount: object, ideal: obje
     ):
         msg = f"option log_base= must be a number > 1, got {log_base!r}"
         raise InvalidOptionError(msg)
-    if discount not in ("log", "jarvelin"):
-        msg = f"option discount= must be 'log' or 'jarvelin', got {discount!r}"
-        raise InvalidOptionError(msg)
-    if ideal not in ("judged", "retrieved"):
-        msg = f"option ideal= must be 'judged' or 'retrieved', got {ideal!r}"
-        raise InvalidOptionError(msg)
+    check_choice("discount", discount, ["log", "jarvelin"])
+    check_choice("ideal", ideal, ["judged", "retrieved"])
 
 
 def gain_expr(label: pl.Expr, gain: Gain, relevant: pl.Expr) -> pl.Expr:

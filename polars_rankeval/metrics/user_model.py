@@ -26,6 +26,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
@@ -61,9 +62,7 @@ def err(
 ) -> Metric:
     """Expected reciprocal rank, optionally cut at ``k``."""
     k = check_cutoff(k, "err", required=False)
-    if transform not in ("exp", "sigmoid"):
-        msg = f"option transform= must be 'exp' or 'sigmoid', got {transform!r}"
-        raise InvalidOptionError(msg)
+    check_choice("transform", transform, ["exp", "sigmoid"])
     if isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1:
         msg = f"option max_grade= must be a positive int, got {max_grade!r}"
         raise InvalidOptionError(msg)
@@ -107,9 +106,7 @@ def rbp(*, p: float = 0.9, gain: RbpGain = "trec") -> Metric:
     if persistence >= 1:
         msg = f"option p= must be in (0, 1), got {p!r}"
         raise InvalidOptionError(msg)
-    if gain not in ("trec", "binary", "raw"):
-        msg = f"option gain= must be 'trec', 'binary' or 'raw', got {gain!r}"
-        raise InvalidOptionError(msg)
+    check_choice("gain", gain, ["trec", "binary", "raw"])
     shown: dict[str, object] = {}
     if persistence != 0.9:
         shown["p"] = f"{persistence:g}"
