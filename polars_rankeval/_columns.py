@@ -35,6 +35,33 @@ class Columns:
         return [*self.by, self.query]
 
 
+def as_polars(data: object, option: str = "data") -> pl.DataFrame | pl.LazyFrame:
+    """A Polars frame from a Polars, pandas or Arrow table (converted once).
+
+    Arrow data is wrapped without a copy where Arrow allows (``rechunk=False``); pandas goes
+    through Arrow, with a named (non-default) index kept as a column and NaN read as null, so
+    pandas' float labels with gaps stay unjudged rows rather than NaN.
+    """
+    if isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        return data
+    kind = type(data)
+    package = kind.__module__.split(".", 1)[0]
+    if package == "pandas" and kind.__name__ == "DataFrame":
+        return pl.from_pandas(data, include_index=True)
+    if package == "pyarrow" and kind.__name__ in ("Table", "RecordBatch"):
+        converted = pl.from_arrow(data, rechunk=False)
+        if isinstance(converted, pl.DataFrame):
+            return converted
+    elif hasattr(data, "__arrow_c_stream__"):
+        # Anything speaking the Arrow PyCapsule protocol (DuckDB, Arrow readers, ...).
+        return pl.DataFrame(data)
+    msg = (
+        f"{option} must be a polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow "
+        f"Table, got {kind.__module__}.{kind.__name__}"
+    )
+    raise InvalidOptionError(msg)
+
+
 def make_columns(
     *,
     query: str,

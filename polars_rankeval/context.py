@@ -12,7 +12,7 @@ A ranked list is one ``(*by, query)`` partition. For each row the context gives
 * ``gain``: the label when positive, else 0 (linear gain, as trec_eval ``ndcg``);
 * ``relevant_rank`` / ``judged_rank`` / ``labelled_rank``: how many relevant / judged /
   labelled retrieved rows sit at or above this one (null for other rows): running counts
-  written as ranks, so they also work inside ``group_by().agg()``;
+  written as ranks, so they share the order's window pass;
 * ``ideal_rank``: position of the row in the ideal ordering of all judged gains;
 * ``num_rel`` / ``num_judged_nonrel`` / ``max_label``: per-list totals broadcast to every row.
 
@@ -23,9 +23,8 @@ positions up to this one hold no relevant row. ``rel_weight`` and ``judged_weigh
 the group averages, which turns every metric that is linear in per-position terms into its
 expectation over all orderings of the ties.
 
-The same expressions serve two settings: the frame-level path materialises them as window
-columns (``.over(partition)``, which stream), and the expression namespace inlines them inside
-a ``group_by().agg()`` where each group already is one list.
+The frame-level path materialises them as window columns (``.over(partition)``, which
+stream); the expression namespace runs the same plan over the rows of its groups.
 """
 
 from __future__ import annotations
@@ -337,30 +336,3 @@ def ranked_frame(
         tie=tie,
     )
     return lf, ctx, expected
-
-
-def group_context(
-    relevance: pl.Expr,
-    score: pl.Expr,
-    item: pl.Expr,
-    relevance_level: int,
-    negative_labels: NegativeLabels = "unjudged",
-) -> RankingContext:
-    """The context as plain expressions, for use inside ``group_by(query).agg()``."""
-    flags = _row_flags(relevance, score, relevance_level, negative_labels)
-    key = trec_key(score, item)
-    order = key.rank("ordinal", descending=True)
-    rank = pl.when(flags["retrieved"]).then(order)
-    derived = _derived(flags, key, lambda expr: expr)
-
-    def running_sum(expr: pl.Expr) -> pl.Expr:
-        # Inside one group: sum in rank order, then put each value back on its own row.
-        return expr.sort_by(order).cum_sum().gather(order.cast(pl.Int64) - 1)
-
-    return _context(
-        {**flags, "rank": rank, **derived},
-        rel_weight=flags["relevant"].cast(pl.Float64),
-        judged_weight=flags["judged"].cast(pl.Float64),
-        over=lambda expr: expr,
-        running_sum=running_sum,
-    )

@@ -8,7 +8,13 @@ from typing import Any, Literal, TypeVar
 
 import polars as pl
 
-from polars_rankeval._columns import Columns, check_relevance_level, check_schema, make_columns
+from polars_rankeval._columns import (
+    Columns,
+    as_polars,
+    check_relevance_level,
+    check_schema,
+    make_columns,
+)
 from polars_rankeval._options import check_choice
 from polars_rankeval._progress import Progress
 from polars_rankeval.context import RankingContext, Ties, check_ties, ranked_frame
@@ -23,6 +29,7 @@ from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.validation import (
+    CheckedIn,
     Duplicates,
     NanScores,
     bookkeeping,
@@ -63,6 +70,18 @@ _TREC_SETTINGS: dict[str, Any] = {
 }
 
 
+def settings_for(convention: object, explicit: dict[str, Any]) -> tuple[Convention, Settings]:
+    """The preset named by ``convention`` and the settings after explicit keywords.
+
+    Both entry points (frames and the expression namespace) resolve their keywords here. An
+    explicit ``ties=`` also overrides the preset's per-metric tie defaults.
+    """
+    preset = get_convention(convention)
+    if explicit.get("ties") is not None:
+        preset = preset.without_ties()
+    return preset, resolve_settings(preset, explicit)
+
+
 def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settings:
     """Explicit keywords win over the preset, which wins over trec_eval's defaults."""
     chosen = {
@@ -87,17 +106,33 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
     )
 
 
-def _per_query_plan(
-    lf: pl.LazyFrame,
-    columns: Columns,
-    resolved: list[tuple[str, Metric]],
-    settings: Settings,
-) -> pl.LazyFrame:
-    float_labels = lf.collect_schema()[columns.relevance].is_float()
+def _prepared(lf: pl.LazyFrame, columns: Columns, settings: Settings) -> pl.LazyFrame:
+    """The rows that are ranked: duplicates resolved, unretrieved rows dropped if asked."""
     lf = resolve_duplicates(lf, columns, settings.duplicates)
     if settings.unretrieved == "drop":
         # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.
         lf = lf.filter(pl.col(columns.score).is_not_null())
+    return lf
+
+
+def per_query_plan(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    resolved: list[tuple[str, Metric]],
+    settings: Settings,
+    *,
+    source: pl.LazyFrame | None = None,
+    checked_in: CheckedIn = "frame",
+) -> pl.LazyFrame:
+    """One row per evaluated ranked list of ``lf``, one column per metric.
+
+    This is the single evaluation path: ``evaluate`` runs it over a frame (or one bucket of it
+    per pass) and the expression namespace over the rows of its groups. ``source`` is the
+    whole input, which error messages describe (``lf`` itself by default).
+    """
+    float_labels = lf.collect_schema()[columns.relevance].is_float()
+    lf = _prepared(lf, columns, settings)
+    source = lf if source is None else _prepared(source, columns, settings)
     modes = [metric.ties or settings.ties for _, metric in resolved]
     ranked, trec_ctx, expected_ctx = ranked_frame(
         lf,
@@ -129,7 +164,7 @@ def _per_query_plan(
     evaluated = pl.col(_N_LABELLED) > 0
     if settings.missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    valid = validity_mask(columns, settings.nan_scores, float_labels)
+    valid = validity_mask(columns, settings.nan_scores, float_labels, source, checked_in)
     checked = grouped.filter(valid & evaluated)
 
     def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
@@ -222,9 +257,11 @@ def _in_passes(
     return pl.defer(run, schema=plan_for(lf).collect_schema())
 
 
-def _summary(
-    per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: tuple[str, ...]
+def summary(
+    per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: Sequence[str]
 ) -> pl.LazyFrame:
+    """Means over the evaluated queries (``num_*`` counts summed), one row per ``by`` group."""
+
     def summarise(label: str, metric: Metric) -> pl.Expr:
         values = pl.col(label)
         if metric.summary == "sum":
@@ -267,7 +304,8 @@ def evaluate(
     ----------
     data
         DataFrame or LazyFrame (e.g. ``pl.scan_parquet(...)``). A LazyFrame gives a LazyFrame
-        back and nothing is read until you collect it.
+        back and nothing is read until you collect it. A pandas DataFrame or a pyarrow Table
+        is converted once (without a copy where Arrow allows) and gives a Polars DataFrame.
     metrics
         Metric strings (case-insensitive; ``"ndcg@10"``, ``"map"``, ``"P_5"`` ...) or
         :class:`~polars_rankeval.metrics.Metric` objects. Each becomes one output column,
@@ -347,11 +385,8 @@ def evaluate(
     └─────┴──────┴─────┘
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
-    preset = get_convention(convention)
-    if ties is not None:
-        preset = preset.without_ties()
-    settings = resolve_settings(
-        preset,
+    preset, settings = settings_for(
+        convention,
         {
             "relevance_level": relevance_level,
             "missing_queries": missing_queries,
@@ -367,9 +402,7 @@ def evaluate(
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
     resolved = resolve_metrics(metrics, preset)
-    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
-        msg = f"data must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
-        raise InvalidOptionError(msg)
+    data = as_polars(data)  # type: ignore[assignment]
     lf = data.lazy()
     check_schema(lf.collect_schema(), columns)
     if n_buckets is None:
@@ -378,7 +411,7 @@ def evaluate(
     passes = _check_buckets(n_buckets)
 
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
-        return _per_query_plan(frame, columns, resolved, settings)
+        return per_query_plan(frame, columns, resolved, settings, source=lf)
 
     plan = plan_for(lf) if passes == 1 else _in_passes(lf, columns, plan_for, passes, progress)
     if isinstance(data, pl.DataFrame):
@@ -387,7 +420,7 @@ def evaluate(
             warn_if_empty(per_query_frame, lf, columns)
         if per_query:
             return per_query_frame
-        return _summary(per_query_frame.lazy(), resolved, columns.by).collect(engine=engine)
+        return summary(per_query_frame.lazy(), resolved, columns.by).collect(engine=engine)
     if not per_query:
-        plan = _summary(plan, resolved, columns.by)
+        plan = summary(plan, resolved, columns.by)
     return plan

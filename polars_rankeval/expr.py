@@ -1,46 +1,106 @@
-"""Aggregation expressions for ``group_by(query).agg(...)``: each group is one ranked list."""
+"""The expression path: a metric as an aggregation inside ``group_by(...).agg(...)``.
+
+Each group is evaluated **query by query**, with the same plan, settings, checks and query
+selection as :func:`~polars_rankeval.evaluate`, and gives the mean over its evaluated queries
+(the ``num_*`` counts are summed). So ``group_by("system")`` gives the per-system mean and
+``group_by("query")`` the per-query value; ``query=None`` makes each group one ranked list.
+
+How: the expression packs the group's rows into one list per group (``implode``); one Python
+call receives the lists of all groups, turns them back into a long frame keyed by the group's
+position, and runs the frame-level plan with that position as a ``by`` key. There is no second
+implementation of any metric, so the two paths cannot drift apart.
+"""
 
 from __future__ import annotations
 
-import polars as pl
+from typing import Any
 
-from polars_rankeval._columns import check_relevance_level
-from polars_rankeval.context import group_context
-from polars_rankeval.conventions import NegativeLabels
-from polars_rankeval.errors import InvalidOptionError
+import polars as pl
+import polars.selectors as cs
+
+from polars_rankeval._columns import check_schema, make_columns
+from polars_rankeval.context import Ties
+from polars_rankeval.conventions import ConventionName, NegativeLabels, Unretrieved
+from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
+from polars_rankeval.evaluate import MissingQueries, per_query_plan, settings_for, summary
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import parse_metric
-from polars_rankeval.validation import group_validity
+from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.validation import INTERNAL, Duplicates, NanScores
 
 IntoExpr = str | pl.Expr
 
+_GROUP = INTERNAL + "group"
+_ROWS = INTERNAL + "rows"
+_ONE_LIST = INTERNAL + "query"
 
-def _as_expr(value: IntoExpr, option: str) -> pl.Expr:
+
+def _field(role: str, value: object, taken: set[str]) -> tuple[pl.Expr, str]:
+    """The struct field carrying one role's column, and the name it will have.
+
+    A column name becomes a selector that may match nothing, so a missing column reaches our
+    own check (with our message) instead of failing inside Polars' planner.
+    """
     if isinstance(value, str):
-        return pl.col(value)
+        return cs.by_name(value, require_all=False).as_expr(), value
     if isinstance(value, pl.Expr):
-        return value
-    msg = f"option {option}= must be a column name or a polars expression, got {value!r}"
+        name = value.meta.output_name(raise_if_undetermined=False) or role
+        if name in taken:
+            name = INTERNAL + role
+        return value.alias(name), name
+    msg = f"option {role}= must be a column name or a polars expression, got {value!r}"
     raise InvalidOptionError(msg)
 
 
+def _missing_column(role: str, name: str, present: list[str]) -> ColumnNotFoundError:
+    shown = [column for column in present if not column.startswith(INTERNAL)]
+    if role == "query":
+        return ColumnNotFoundError(
+            f"column {name!r} (option query=) is not in the frame (columns: {shown}): pass "
+            "query= naming the query id column, so that each query of a group is ranked "
+            "separately, or query=None if each group is one ranked list"
+        )
+    return ColumnNotFoundError(
+        f"column {name!r} (option {role}=) is not in the frame; columns present: {shown}"
+    )
+
+
 def metric_expr(
-    metric: str | Metric,
+    metric: str | Metric | MetricRequest,
     *,
     relevance: IntoExpr = "relevance",
     score: IntoExpr = "score",
     item: IntoExpr = "item",
-    relevance_level: int = 1,
-    negative_labels: NegativeLabels = "unjudged",
+    query: IntoExpr | None = "query",
+    relevance_level: int | None = None,
+    missing_queries: MissingQueries | None = None,
+    ties: Ties | None = None,
+    convention: ConventionName = "trec_eval",
+    negative_labels: NegativeLabels | None = None,
+    unretrieved: Unretrieved | None = None,
+    duplicates: Duplicates | None = None,
+    nan_scores: NanScores | None = None,
 ) -> pl.Expr:
-    """One metric as an aggregation over a group that holds one query's rows.
+    """One metric as an aggregation: the mean over each group's evaluated queries.
 
-    Rows with a null score are judged but not retrieved; null labels are unjudged. A group
-    with no label at all, or with nothing retrieved, gives null (trec_eval skips such a
-    query). The ranking rule is the same as :func:`~polars_rankeval.evaluate`.
+    Inside ``group_by(keys).agg(...)`` every group is split by ``query`` into ranked lists,
+    evaluated exactly as :func:`~polars_rankeval.evaluate` evaluates them (same settings,
+    checks and query selection), and averaged (``num_*`` counts are summed). A group with no
+    evaluated query gives null (counts: 0). In ``select`` the whole frame is one group.
 
-    Inside ``group_by().agg()`` Polars' streaming engine runs this in memory (the ranking needs
-    the whole group); use :func:`~polars_rankeval.evaluate` for streaming frame-level work.
+    Parameters
+    ----------
+    metric
+        One metric string (``"ndcg@10"``) or Metric object; a cutoff sweep is refused (one
+        expression gives one column).
+    relevance, score, item, query
+        Column names or expressions. ``query=None`` means each group is one ranked list.
+    relevance_level, missing_queries, ties, convention, negative_labels, unretrieved, duplicates, nan_scores
+        As in :func:`~polars_rankeval.evaluate`.
+
+    Returns
+    -------
+    pl.Expr
+        Named after the metric, e.g. ``ndcg@10``.
 
     Examples
     --------
@@ -48,43 +108,102 @@ def metric_expr(
     >>> import polars_rankeval as rke
     >>> log = pl.DataFrame(
     ...     {
-    ...         "query": [1, 1, 1, 2, 2],
-    ...         "item": ["a", "b", "c", "a", "d"],
-    ...         "score": [0.9, 0.8, 0.1, 0.5, 0.7],
-    ...         "relevance": [0, 1, 0, 1, 0],
+    ...         "system": ["a", "a", "a", "a", "b", "b"],
+    ...         "query": [1, 1, 2, 2, 1, 2],
+    ...         "item": ["x", "y", "x", "y", "x", "x"],
+    ...         "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+    ...         "relevance": [0, 1, 1, 0, 1, 1],
     ...     }
     ... )
-    >>> log.group_by("query").agg(rke.metric_expr("mrr")).sort("query")
+    >>> # System a: query 1 finds its relevant item at rank 2, query 2 at rank 1.
+    >>> log.group_by("system").agg(rke.metric_expr("mrr")).sort("system")
     shape: (2, 2)
-    ┌───────┬─────┐
-    │ query ┆ mrr │
-    │ ---   ┆ --- │
-    │ i64   ┆ f64 │
-    ╞═══════╪═════╡
-    │ 1     ┆ 0.5 │
-    │ 2     ┆ 0.5 │
-    └───────┴─────┘
-    """
-    resolved = metric if isinstance(metric, Metric) else parse_metric(metric)
-    if resolved.ties == "expected":
+    ┌────────┬──────┐
+    │ system ┆ mrr  │
+    │ ---    ┆ ---  │
+    │ str    ┆ f64  │
+    ╞════════╪══════╡
+    │ a      ┆ 0.75 │
+    │ b      ┆ 1.0  │
+    └────────┴──────┘
+    """  # noqa: E501
+    preset, settings = settings_for(
+        convention,
+        {
+            "relevance_level": relevance_level,
+            "missing_queries": missing_queries,
+            "ties": ties,
+            "negative_labels": negative_labels,
+            "unretrieved": unretrieved,
+            "duplicates": duplicates,
+            "nan_scores": nan_scores,
+        },
+    )
+    resolved = resolve_metrics([metric], preset)
+    if len(resolved) != 1:
         msg = (
-            f"ties='expected' ({resolved.name}) needs the tie groups of the whole list, which "
-            "only the frame-level path builds: use evaluate(..., ties='expected')"
+            f"an expression gives one column, but {metric!r} names {len(resolved)} metrics; "
+            "use one expression per cutoff"
         )
         raise InvalidOptionError(msg)
-    ctx = group_context(
-        _as_expr(relevance, "relevance"),
-        _as_expr(score, "score"),
-        _as_expr(item, "item"),
-        check_relevance_level(relevance_level),
-        negative_labels,
+    label, chosen = resolved[0]
+    roles: dict[str, object] = {"relevance": relevance, "score": score, "item": item}
+    if query is not None:
+        roles["query"] = query
+    taken = {value for value in roles.values() if isinstance(value, str)}
+    fields, names = [], {}
+    for role, value in roles.items():
+        field, names[role] = _field(role, value, taken)
+        taken.add(names[role])
+        fields.append(field)
+    # Column roles must differ (checked once, when the expression is built).
+    columns = make_columns(
+        query=names.get("query", _ONE_LIST),
+        item=names["item"],
+        score=names["score"],
+        relevance=names["relevance"],
+        by=[_GROUP],
     )
-    ctx = ctx.with_extra(resolved.rows(ctx))
-    ctx = ctx.with_extra(resolved.later_rows(ctx))
-    partials = resolved.partials(ctx)
-    value = resolved.value(lambda key: partials[key])
-    evaluated = (ctx.has_label.sum() > 0) & (ctx.retrieved.sum() > 0)
-    valid = group_validity(
-        _as_expr(relevance, "relevance"), _as_expr(score, "score"), _as_expr(item, "item")
-    )
-    return pl.when(evaluated & valid).then(value).alias(resolved.name)
+
+    def evaluate_groups(groups: pl.Series) -> pl.Series:
+        long = (
+            groups.rename(_ROWS)
+            .to_frame()
+            .with_row_index(_GROUP)
+            .explode(_ROWS, empty_as_null=False)
+            .unnest(_ROWS)
+        )
+        for role, name in names.items():
+            if name not in long.columns:
+                raise _missing_column(role, name, long.columns)
+        if query is None:
+            long = long.with_columns(pl.lit(0).alias(_ONE_LIST))
+        check_schema(long.schema, columns)
+        plan = per_query_plan(long.lazy(), columns, resolved, settings, checked_in="agg")
+        means = summary(plan, resolved, columns.by).collect()
+        every_group = pl.DataFrame({_GROUP: pl.arange(0, len(groups), eager=True)})
+        values = every_group.join(means, on=_GROUP, how="left", coalesce=True)[label]
+        if chosen.summary == "sum":
+            values = values.fill_null(0)  # a sum over no query is 0, as in evaluate
+        return values.cast(dtype)  # type: ignore[no-any-return]
+
+    dtype = pl.Int64 if chosen.summary == "sum" else pl.Float64
+    packed = pl.struct(fields).implode()
+    # Element-wise over the groups' lists: one value per group, any batch of groups at once.
+    return packed.map_batches(evaluate_groups, return_dtype=dtype, is_elementwise=True).alias(label)
+
+
+def _refuse_frame_options(options: dict[str, Any]) -> None:
+    """Keywords of ``evaluate`` that have no meaning inside ``group_by().agg()``."""
+    advice = {
+        "by": "put the columns in group_by(...) instead",
+        "per_query": "group_by the query column (and any run columns) instead",
+        "n_buckets": "the expression runs on the rows Polars hands it; use evaluate() for "
+        "bounded memory",
+        "progress": "use evaluate() for a progress bar",
+        "engine": "choose the engine when you collect the frame",
+    }
+    for option, why in advice.items():
+        if option in options:
+            msg = f"option {option}= does not apply inside group_by().agg(): {why}"
+            raise InvalidOptionError(msg)

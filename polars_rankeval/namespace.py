@@ -7,18 +7,14 @@ Polars; the typed API is :func:`polars_rankeval.evaluate` and :func:`polars_rank
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 import polars as pl
 
-from polars_rankeval.context import check_ties
-from polars_rankeval.conventions import NegativeLabels, get_convention
-from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import FrameT, evaluate
-from polars_rankeval.expr import IntoExpr, metric_expr
+from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import MetricRequest, build_metrics, family_options
+from polars_rankeval.registry import MetricRequest, family_options
 
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 
@@ -189,42 +185,22 @@ class LazyFrameRankEval(_FrameNamespace[pl.LazyFrame]):
 
 @pl.api.register_expr_namespace("rank_eval")
 class ExprRankEval(_MetricMethods[pl.Expr]):
-    """``pl.col("relevance").rank_eval.<metric>(...)`` inside ``group_by(query).agg()``.
+    """``pl.col("relevance").rank_eval.<metric>(...)`` inside ``group_by(...).agg()``.
 
-    The expression is the relevance column; ``score=`` and ``item=`` name the other two.
+    The expression is the relevance column; ``score=``, ``item=`` and ``query=`` name the
+    others. Each group is evaluated query by query and gives the mean over its evaluated
+    queries (see :func:`polars_rankeval.metric_expr`); ``query=None`` makes each group one
+    ranked list. The keywords of :func:`polars_rankeval.evaluate` that set how lists are
+    evaluated (``relevance_level``, ``ties``, ``convention``, ...) apply as there.
     """
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
 
-    def metric(
-        self,
-        metric: str | Metric,
-        *,
-        score: IntoExpr = "score",
-        item: IntoExpr = "item",
-        relevance_level: int = 1,
-        negative_labels: NegativeLabels = "unjudged",
-    ) -> pl.Expr:
+    def metric(self, metric: str | Metric, **options: Any) -> pl.Expr:
         """Any metric string, e.g. ``pl.col("rel").rank_eval.metric("ndcg@10")``."""
-        return metric_expr(
-            metric,
-            relevance=self._expr,
-            score=score,
-            item=item,
-            relevance_level=relevance_level,
-            negative_labels=negative_labels,
-        )
+        return self._metrics(metric, options)
 
-    def _metrics(self, request: MetricRequest, options: dict[str, Any]) -> pl.Expr:
-        convention = get_convention(options.pop("convention", "trec_eval"))
-        if check_ties(options.pop("ties", "trec")) == "expected":
-            request = replace(request, options={**request.options, "ties": "expected"})
-        metrics = build_metrics(request.family, request.k, request.options, convention)
-        if len(metrics) != 1:
-            msg = "the expression namespace builds one metric per expression; pass one cutoff"
-            raise InvalidOptionError(msg)
-        for setting in ("relevance_level", "negative_labels"):
-            if setting in convention.settings:
-                options.setdefault(setting, convention.settings[setting])
-        return self.metric(metrics[0], **options)
+    def _metrics(self, request: str | Metric | MetricRequest, options: dict[str, Any]) -> pl.Expr:
+        _refuse_frame_options(options)
+        return metric_expr(request, relevance=self._expr, **options)

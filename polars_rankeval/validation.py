@@ -29,6 +29,11 @@ _N_NAN_SCORES = "__rke_n_nan_scores"
 _N_FRACTIONAL = "__rke_n_fractional_labels"
 _ROW = "__rke_row"
 _EXAMPLES = 3
+_MAX_RUN_CANDIDATES = 5
+# Columns we add ourselves start with this; they never appear in messages.
+INTERNAL = "__rke_"
+# Where the check runs: a frame (evaluate) or the expression namespace (group_by().agg()).
+CheckedIn = Literal["frame", "agg"]
 
 
 def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicates) -> pl.LazyFrame:
@@ -70,18 +75,170 @@ def bookkeeping(columns: Columns, nan_scores: NanScores, float_labels: bool) -> 
     return counts
 
 
-def _examples(frame: pl.DataFrame, columns: Columns, mask: pl.Series) -> str:
-    rows = frame.filter(mask).select(columns.partition).head(_EXAMPLES).rows()
-    shown = ", ".join(repr(row[0] if len(row) == 1 else row) for row in rows)
-    return (
-        f"e.g. {'(' + ', '.join(columns.partition) + ')' if columns.by else columns.query} {shown}"
+def _shown(columns: Columns) -> list[str]:
+    """The list-identifying columns a user knows (not our internal group index)."""
+    return [name for name in columns.partition if not name.startswith(INTERNAL)]
+
+
+def _examples(frame: pl.DataFrame, columns: Columns, *, with_item: bool = False) -> str:
+    """``e.g. query 'q1', 'q2'`` (or ``(system, query) ('a', 'q1')``) from a sorted frame."""
+    keys = _shown(columns) + ([columns.item] if with_item else [])
+    label = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ")"
+    shown = []
+    for row in frame.head(_EXAMPLES).iter_rows(named=True):
+        values = [row[key] for key in keys]
+        text = repr(values[0]) if len(values) == 1 else "(" + ", ".join(map(repr, values)) + ")"
+        if _N_ROWS in row:
+            text += f" ({row[_N_ROWS]} rows)"
+        shown.append(text)
+    return f"e.g. {label} {', '.join(shown)}"
+
+
+def _lists_with(source: pl.LazyFrame, columns: Columns, mask: pl.Expr) -> tuple[int, str]:
+    """How many ranked lists have a row matching ``mask``, and the first few of them."""
+    lists = source.filter(mask).group_by(columns.partition).agg().sort(_shown(columns))
+    counted = lists.select(pl.len()).collect().item()
+    return counted, _examples(lists.head(_EXAMPLES).collect(), columns)
+
+
+def _candidate_runs(source: pl.LazyFrame, columns: Columns) -> tuple[list[str], list[str]]:
+    """Columns beyond the contract, and those of them with which no (query, item) pair repeats.
+
+    Forgetting ``by=`` on a table of several runs is the usual cause of duplicates; a column
+    that makes every pair unique is very likely the run key.
+    """
+    schema = source.collect_schema()
+    contract = {columns.query, columns.item, columns.score, columns.relevance, *columns.by}
+    others = [
+        name for name in schema.names() if name not in contract and not name.startswith(INTERNAL)
+    ]
+    # Scores and other floats are not run keys; a handful of candidates bounds the cost.
+    keys = [name for name in others if not schema[name].is_float() and not schema[name].is_nested()]
+    explaining = []
+    for name in keys[:_MAX_RUN_CANDIDATES]:
+        repeats = (
+            source.group_by([*columns.partition, name, columns.item])
+            .len(name=_N_ROWS)
+            .filter(pl.col(_N_ROWS) > 1)
+            .select(pl.len())
+            .collect()
+            .item()
+        )
+        if repeats == 0:
+            explaining.append(name)
+    return others, explaining
+
+
+def _duplicate_hint(source: pl.LazyFrame, columns: Columns, where: CheckedIn) -> str:
+    if where == "agg":
+        return (
+            " Inside group_by().agg() each group is evaluated query by query: if a group holds "
+            "several runs, add the column that tells them apart to group_by(...)."
+            " If rows really repeat, deduplicate the input or pass duplicates='first', 'last' "
+            "or 'max_score' to keep one row per pair."
+        )
+    others, explaining = _candidate_runs(source, columns)
+    hint = ""
+    if explaining:
+        best = explaining[0]
+        hint = (
+            f" The table looks like several runs: with by={best!r} no pair repeats, so pass "
+            f"by={best!r} (command line: --by {best}) to evaluate each {best} separately."
+        )
+    elif others:
+        hint = (
+            f" The table has columns beyond query, item, score and relevance: {others}; if "
+            "some of them tell runs apart, pass them as by= (command line: --by)."
+        )
+    return hint + (
+        " If the rows really repeat, pass duplicates='first', 'last' or 'max_score' to keep "
+        "one row per pair, or deduplicate the input."
     )
 
 
-def validity_mask(columns: Columns, nan_scores: NanScores, float_labels: bool) -> pl.Expr:
+def _diagnose(
+    source: pl.LazyFrame,
+    columns: Columns,
+    nan_scores: NanScores,
+    float_labels: bool,
+    where: CheckedIn,
+) -> None:
+    """Raise the first bad-value error, with counts and examples computed over all the input.
+
+    The in-plan check sees one batch of ranked lists at a time (how many depends on threads),
+    so it only detects; this exact, ordered pass over the whole input writes the message.
+    """
+    query, item = pl.col(columns.query), pl.col(columns.item)
+    score = pl.col(columns.score).cast(pl.Float64)
+    label = pl.col(columns.relevance)
+    null_queries = source.select(query.is_null().sum()).collect().item()
+    if null_queries:
+        msg = f"{null_queries} row(s) have a null {columns.query!r} (query id); every row needs one"
+        raise ColumnValueError(msg)
+    null_items = source.select(item.is_null().sum()).collect().item()
+    if null_items:
+        lists, examples = _lists_with(source, columns, item.is_null())
+        msg = (
+            f"{null_items} row(s) have a null {columns.item!r} (item id) in {lists} ranked "
+            f"list(s), {examples}; every row needs an item id"
+        )
+        raise ColumnValueError(msg)
+    pairs = (
+        source.group_by([*columns.partition, columns.item])
+        .len(name=_N_ROWS)
+        .filter(pl.col(_N_ROWS) > 1)
+    )
+    totals = pairs.select(
+        pl.len().alias("pairs"),
+        pl.col(_N_ROWS).sum().alias("rows"),
+        pl.struct(columns.partition).n_unique().alias("lists"),
+    ).collect()
+    n_pairs, n_rows, n_lists = totals.row(0)
+    if n_pairs:
+        first = pairs.sort([*_shown(columns), columns.item]).head(_EXAMPLES).collect()
+        msg = (
+            f"{n_rows - n_pairs} duplicate ({columns.query!r}, {columns.item!r}) row(s): "
+            f"{n_pairs} pair(s) occur more than once ({n_rows} rows in all) in {n_lists} "
+            f"ranked list(s), {_examples(first, columns, with_item=True)}. Each "
+            "item may appear once per ranked list (as in trec_eval)."
+            + _duplicate_hint(source, columns, where)
+        )
+        raise DuplicateItemError(msg)
+    if nan_scores == "error":
+        nans = source.select(score.is_nan().sum()).collect().item()
+        if nans:
+            lists, examples = _lists_with(source, columns, score.is_nan())
+            msg = (
+                f"{nans} NaN value(s) in {columns.score!r} (score) in {lists} ranked list(s), "
+                f"{examples}; a NaN cannot be ranked. Pass nan_scores='last' to rank NaN below "
+                "every other score, or fill or drop them."
+            )
+            raise ColumnValueError(msg)
+    if float_labels:
+        bad = (label.is_nan() | (label != label.floor())).fill_null(value=False)
+        fractional = source.select(bad.sum()).collect().item()
+        if fractional:
+            lists, examples = _lists_with(source, columns, bad)
+            msg = (
+                f"{fractional} label(s) in {columns.relevance!r} (relevance) have a fraction or "
+                f"are NaN, in {lists} ranked list(s), {examples}; relevance labels must be "
+                "whole numbers (trec_eval reads them as integers)"
+            )
+            raise ColumnValueError(msg)
+
+
+def validity_mask(
+    columns: Columns,
+    nan_scores: NanScores,
+    float_labels: bool,
+    source: pl.LazyFrame,
+    where: CheckedIn = "frame",
+) -> pl.Expr:
     """An all-true mask over the per-query frame that raises on bad values.
 
     The plan must *use* the mask (it feeds the filter), or projection pushdown would prune it.
+    It detects a problem in the batch it sees; the error itself comes from an exact pass over
+    ``source`` (the whole input, before any bucketing), so its counts never depend on threads.
     """
     fields = [*columns.partition, _N_ROWS, _N_ITEMS, _N_NULL_ITEMS]
     if nan_scores == "error":
@@ -91,49 +248,18 @@ def validity_mask(columns: Columns, nan_scores: NanScores, float_labels: bool) -
 
     def check(packed: pl.Series) -> pl.Series:
         frame = packed.struct.unnest()
-        null_query = frame[columns.query].is_null()
-        if null_query.any():
-            n_rows = int(frame.filter(null_query)[_N_ROWS].sum())
-            msg = f"{n_rows} row(s) have a null {columns.query!r} (query id); every row needs one"
+        bad = (
+            frame[columns.query].is_null().any()
+            or (frame[_N_NULL_ITEMS] > 0).any()
+            or (frame[_N_ROWS] > frame[_N_ITEMS]).any()
+            or (nan_scores == "error" and (frame[_N_NAN_SCORES] > 0).any())
+            or (float_labels and (frame[_N_FRACTIONAL] > 0).any())
+        )
+        if bad:
+            _diagnose(source, columns, nan_scores, float_labels, where)
+            # Unreachable unless the exact pass disagrees with the batch; never pass silently.
+            msg = "internal: a value check failed in a batch but not over the whole input"
             raise ColumnValueError(msg)
-        null_items = frame[_N_NULL_ITEMS] > 0
-        if null_items.any():
-            msg = (
-                f"{int(frame[_N_NULL_ITEMS].sum())} row(s) have a null {columns.item!r} (item id) "
-                f"in {int(null_items.sum())} quer(ies), {_examples(frame, columns, null_items)}; "
-                "every row needs an item id"
-            )
-            raise ColumnValueError(msg)
-        extra = frame[_N_ROWS] - frame[_N_ITEMS]
-        duplicated = extra > 0
-        if duplicated.any():
-            msg = (
-                f"{int(extra.sum())} duplicate ({columns.query!r}, {columns.item!r}) row(s) in "
-                f"{int(duplicated.sum())} ranked list(s), {_examples(frame, columns, duplicated)}: "
-                "each item may appear once per query (as in trec_eval). Pass duplicates='first', "
-                "'last' or 'max_score' to keep one row of each, or deduplicate the input."
-            )
-            raise DuplicateItemError(msg)
-        if nan_scores == "error":
-            nans = frame[_N_NAN_SCORES] > 0
-            if nans.any():
-                msg = (
-                    f"{int(frame[_N_NAN_SCORES].sum())} NaN value(s) in {columns.score!r} "
-                    f"(score) in {int(nans.sum())} quer(ies), {_examples(frame, columns, nans)}; "
-                    "a NaN cannot be ranked. Pass nan_scores='last' to rank NaN below every "
-                    "other score, or fill or drop them."
-                )
-                raise ColumnValueError(msg)
-        if float_labels:
-            fractional = frame[_N_FRACTIONAL] > 0
-            if fractional.any():
-                msg = (
-                    f"{int(frame[_N_FRACTIONAL].sum())} label(s) in {columns.relevance!r} "
-                    f"(relevance) have a fraction or are NaN, in {int(fractional.sum())} "
-                    f"quer(ies), {_examples(frame, columns, fractional)}; relevance labels must "
-                    "be whole numbers (trec_eval reads them as integers)"
-                )
-                raise ColumnValueError(msg)
         return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
 
     return pl.struct(fields).map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
@@ -162,41 +288,3 @@ def warn_if_empty(result: pl.DataFrame, lf: pl.LazyFrame, columns: Columns) -> N
         EmptyEvaluationWarning,
         stacklevel=4,
     )
-
-
-def group_validity(relevance: pl.Expr, score: pl.Expr, item: pl.Expr) -> pl.Expr:
-    """The value checks inside ``group_by().agg()``: a scalar True per group, or an error.
-
-    One Python call per group; the expression path is the in-memory convenience API.
-    """
-    label = relevance.cast(pl.Float64)
-    counts = pl.struct(
-        pl.len().alias("rows"),
-        item.n_unique().alias("items"),
-        item.null_count().alias("null_items"),
-        score.cast(pl.Float64).is_nan().sum().alias("nan_scores"),
-        (label.is_nan() | (label != label.floor())).fill_null(False).sum().alias("fractional"),
-    )
-
-    def check(packed: pl.Series) -> pl.Series:
-        for row in packed.to_list():
-            if row["null_items"]:
-                msg = f"{row['null_items']} row(s) in a group have a null item id"
-                raise ColumnValueError(msg)
-            if row["rows"] > row["items"]:
-                msg = (
-                    f"{row['rows'] - row['items']} duplicate item(s) in a group: each item may "
-                    "appear once per query; deduplicate first"
-                )
-                raise DuplicateItemError(msg)
-            if row["nan_scores"]:
-                msg = f"{row['nan_scores']} NaN score(s) in a group; a NaN cannot be ranked"
-                raise ColumnValueError(msg)
-            if row["fractional"]:
-                msg = (
-                    f"{row['fractional']} relevance label(s) in a group have a fraction or are NaN"
-                )
-                raise ColumnValueError(msg)
-        return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
-
-    return counts.map_batches(check, return_dtype=pl.Boolean, returns_scalar=True)

@@ -247,8 +247,8 @@ def test_all_queries_filtered_out_warns(log):
     ("change", "error", "pattern"),
     [
         (pl.lit("a").alias("item"), rke.DuplicateItemError, "duplicate"),
-        (pl.lit(None, dtype=pl.String).alias("item"), rke.ColumnValueError, "null item"),
-        (pl.lit(float("nan")).alias("score"), rke.ColumnValueError, "NaN score"),
+        (pl.lit(None, dtype=pl.String).alias("item"), rke.ColumnValueError, "null .item."),
+        (pl.lit(float("nan")).alias("score"), rke.ColumnValueError, "NaN value"),
         (pl.col("relevance").cast(pl.Float64) + 0.5, rke.ColumnValueError, "fraction"),
     ],
 )

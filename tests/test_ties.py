@@ -317,8 +317,18 @@ def test_metrics_without_closed_form_refuse_expected_ties(metric: str) -> None:
     assert rke.evaluate(frame, [metric]).height == 1
 
 
-@pytest.mark.parametrize("ties", ["random", "average", "", "EXPECTED", 1])
+@pytest.mark.parametrize("ties", ["random", "average", "", "expectd", 1])
 def test_invalid_ties_value(ties: object) -> None:
     frame = pl.DataFrame({"query": ["q"], "item": ["a"], "score": [1.0], "relevance": [1]})
     with pytest.raises(rke.InvalidOptionError, match="ties"):
         rke.evaluate(frame, ["map"], ties=ties)
+
+
+def test_option_values_are_case_insensitive_like_metric_strings() -> None:
+    # Metric strings are lower-cased before parsing, so option values fold case everywhere.
+    frame = pl.DataFrame(
+        {"query": ["q", "q"], "item": ["a", "b"], "score": [1.0, 1.0], "relevance": [0, 1]}
+    )
+    upper = rke.evaluate(frame, ["mrr"], ties="EXPECTED")
+    lower = rke.evaluate(frame, ["mrr"], ties="expected")
+    assert upper["mrr"][0] == lower["mrr"][0] == pytest.approx(0.75)
