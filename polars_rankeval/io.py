@@ -3,11 +3,76 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._columns import check_schema, make_columns
 from polars_rankeval.errors import InvalidOptionError
+
+TrecKind = Literal["run", "qrels", "empty", "other"]
+
+# Enough of a line to tell a TREC line from anything else, without reading a binary file whole.
+_SNIFF_BYTES = 1 << 16
+
+
+def leading_lines(path: str | Path, count: int) -> list[str]:
+    """The first ``count`` non-blank lines of a file, stripped (fewer if the file has fewer).
+
+    Each line is read up to 64 KiB, so a binary file with no newline is not read whole.
+    """
+    lines: list[str] = []
+    with Path(path).open("rb") as file:
+        while len(lines) < count:
+            raw = file.readline(_SNIFF_BYTES)
+            if not raw:
+                break
+            if raw.strip():
+                lines.append(raw.decode("utf-8", errors="replace").strip())
+    return lines
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def trec_line_kind(line: str) -> TrecKind:
+    r"""Tell a TREC run line from a qrels line by its fields (whitespace-separated).
+
+    A run line is ``qid Q0 docno rank score tag`` (trec_eval needs the 6 fields; more are
+    ignored) with a numeric rank and score; a qrels line is ``qid iter docno rel`` with an
+    integer label.
+
+    Examples
+    --------
+    >>> trec_line_kind("301\tQ0\tFR940202-2-00150\t104\t  2.129133\tSTANDARD")
+    'run'
+    >>> trec_line_kind("301 0 CR93E-10279 0")
+    'qrels'
+    >>> trec_line_kind("query,item,score,relevance")
+    'other'
+    """
+    fields = line.split()
+    if not fields:
+        return "empty"
+    if len(fields) >= 6 and _is_number(fields[3]) and _is_number(fields[4]):
+        return "run"
+    if len(fields) == 4 and fields[3].lstrip("+-").isdigit():
+        return "qrels"
+    return "other"
+
+
+def trec_file_kind(path: str | Path) -> TrecKind:
+    """What the first non-blank line of a file looks like: see :func:`trec_line_kind`.
+
+    ``"empty"`` when the file holds nothing but whitespace.
+    """
+    lines = leading_lines(path, 1)
+    return trec_line_kind(lines[0]) if lines else "empty"
 
 
 def _whitespace_fields(path: str | Path, names: list[str]) -> pl.LazyFrame:
