@@ -51,16 +51,17 @@ def _field(role: str, value: object, taken: set[str]) -> tuple[pl.Expr, str]:
     raise InvalidOptionError(msg)
 
 
-def _missing_column(role: str, name: str, present: list[str]) -> ColumnNotFoundError:
-    shown = [column for column in present if not column.startswith(INTERNAL)]
+def _missing_column(role: str, name: str) -> ColumnNotFoundError:
+    # Only the columns the expression asked for reach it, so there is no list to show.
     if role == "query":
         return ColumnNotFoundError(
-            f"column {name!r} (option query=) is not in the frame (columns: {shown}): pass "
-            "query= naming the query id column, so that each query of a group is ranked "
-            "separately, or query=None if each group is one ranked list"
+            f"column {name!r} (option query=) is not in the frame: pass query= naming the "
+            "query id column, so that each query of a group is ranked separately, or "
+            "query=None if each group is one ranked list"
         )
     return ColumnNotFoundError(
-        f"column {name!r} (option {role}=) is not in the frame; columns present: {shown}"
+        f"column {name!r} (option {role}=) is not in the frame: pass {role}= naming the "
+        f"{role} column"
     )
 
 
@@ -175,7 +176,7 @@ def metric_expr(
         )
         for role, name in names.items():
             if name not in long.columns:
-                raise _missing_column(role, name, long.columns)
+                raise _missing_column(role, name)
         if query is None:
             long = long.with_columns(pl.lit(0).alias(_ONE_LIST))
         check_schema(long.schema, columns)
