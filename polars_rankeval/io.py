@@ -7,8 +7,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._columns import check_schema, make_columns
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval._columns import as_polars, check_schema, make_columns
 
 TrecKind = Literal["run", "qrels", "empty", "other"]
 
@@ -138,11 +137,7 @@ def join_run_qrels(
     └───────┴──────┴───────┴───────────┘
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=None)
-    for name, frame in (("run", run), ("qrels", qrels)):
-        if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
-            msg = f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}"
-            raise InvalidOptionError(msg)
-    run_lf, qrels_lf = run.lazy(), qrels.lazy()
+    run_lf, qrels_lf = as_polars(run, "run").lazy(), as_polars(qrels, "qrels").lazy()
     check_schema(run_lf.collect_schema(), columns, need_relevance=False)
     check_schema(qrels_lf.collect_schema(), columns, need_score=False)
     return run_lf.select(query, item, score).join(
