@@ -1,4 +1,4 @@
-"""The public API: namespaces, expression namespace, options, errors, laziness and the CLI.
+"""The public API: namespaces, expression namespace, options, errors and laziness.
 
 Expected values here are worked by hand in the comments, never computed with the package.
 """
@@ -6,7 +6,6 @@ Expected values here are worked by hand in the comments, never computed with the
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
-from polars_rankeval.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -271,41 +269,7 @@ def test_namespace_k_validation(log):
         log.rank_eval.ndcg(k=-1)
 
 
-# ---- command line ---------------------------------------------------------------------------
-
-
-def test_cli_on_sample_prints_one_row_per_system(capsys):
-    assert cli_main([str(ROOT / "data" / "sample.parquet"), "--by", "system", "--csv"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("system,ndcg@10,")
-    assert [line.split(",")[0] for line in lines[1:]] == ["bm25", "neural"]
-
-
-def test_cli_reads_trec_files(capsys):
-    data = ROOT / "tests" / "data"
-    args = [str(data / "results.test"), "--qrels", str(data / "qrels.test"), "-m", "map", "--csv"]
-    assert cli_main(args) == 0
-    # trec_eval: map all 0.1785
-    assert capsys.readouterr().out.splitlines()[1].startswith("0.1785")
-
-
-def test_cli_reports_errors_without_traceback(capsys):
-    assert cli_main([str(ROOT / "data" / "sample.parquet"), "-m", "nope"]) == 2
-    assert "unknown metric 'nope'" in capsys.readouterr().err
-
-
-def test_quickstart_command_runs_as_module():
-    result = subprocess.run(
-        [sys.executable, "-m", "polars_rankeval", "data/sample.parquet", "--by", "system"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    lines = result.stdout.splitlines()
-    assert "ndcg@10" in lines[1]
-    assert any("bm25" in line for line in lines)
-    assert any("neural" in line for line in lines)
+# ---- the sample log ------------------------------------------------------------------------
 
 
 def test_sample_generator_reproduces_committed_sample():
@@ -339,27 +303,3 @@ def test_ties_and_convention_keywords_on_methods_do_not_rename():
     # ranx reads the negative label as judged non-relevant: bpref 0.5 instead of 1.0
     ranx_like = log.group_by("query").agg(pl.col("relevance").rank_eval.bpref(convention="ranx"))
     assert ranx_like["bpref"][0] == 0.5
-
-
-def test_cli_metric_list_keeps_sweeps_and_options(capsys):
-    args = [str(ROOT / "data" / "sample.parquet"), "--by", "system", "--csv"]
-    assert cli_main([*args, "-m", "ndcg@1,5,map,err@5(max_grade=3,transform=exp)"]) == 0
-    header = capsys.readouterr().out.splitlines()[0]
-    assert header == 'system,ndcg@1,ndcg@5,map,"err@5(max_grade=3,transform=exp)"'
-
-
-def test_cli_convention_and_ties(capsys):
-    args = [str(ROOT / "data" / "sample.parquet"), "--by", "system", "--csv", "-m", "ndcg@10"]
-    assert cli_main([*args, "--convention", "sklearn", "--ties", "trec"]) == 0
-    sklearn_trec = capsys.readouterr().out
-    expected = rke.evaluate(
-        pl.read_parquet(ROOT / "data" / "sample.parquet"),
-        ["ndcg@10"],
-        by="system",
-        convention="sklearn",
-        ties="trec",
-    )
-    got = pl.read_csv(sklearn_trec.encode())
-    assert_frame_equal(got, expected, rel_tol=1e-12)
-    assert cli_main([*args, "--convention", "sklern"]) == 2
-    assert "did you mean 'sklearn'" in capsys.readouterr().err

@@ -1,8 +1,9 @@
 """The ``rank-eval`` command line: inputs, options, output formats and its refusals.
 
 Expected metric values come from trec_eval's own output files (``tests/data/expected_v10``) or
-are worked by hand in the comments; where a test compares two CLI runs it checks a property
-(a glob reads the same rows as the file it was split from), never a value of our own.
+are worked by hand in the comments. Where a test compares the command with another run of it
+or with the library, it checks a property (a glob reads the rows of the file it was split from,
+an option reaches ``evaluate``), never a value of our own.
 """
 
 from __future__ import annotations
