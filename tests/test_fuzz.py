@@ -2,6 +2,10 @@
 duplicates, bad metric strings and options. Each call must either return values in range or
 raise one of the documented errors (subclasses of ``RankEvalError``), never a Polars panic or
 any other exception.
+
+A second strategy draws only valid inputs: each must evaluate, and its values must equal the
+brute-force oracle of ``tests/reference.py``. ``event()`` reports the share of examples that
+reach the value checks (``--hypothesis-show-statistics``).
 """
 
 from __future__ import annotations
