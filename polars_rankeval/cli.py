@@ -22,6 +22,7 @@ from typing import Any, Literal, NoReturn
 
 import polars as pl
 
+from polars_rankeval._columns import make_columns
 from polars_rankeval.errors import EmptyEvaluationWarning, RankEvalError
 from polars_rankeval.evaluate import evaluate, settings_for, summary
 from polars_rankeval.io import (
@@ -33,6 +34,7 @@ from polars_rankeval.io import (
 )
 from polars_rankeval.metrics import Metric
 from polars_rankeval.registry import resolve_metrics, split_metric_list
+from polars_rankeval.validation import warn_if_empty
 
 DEFAULT_METRICS = "ndcg@10,ndcg,map,mrr,p@10,recall@100,bpref,num_q"
 EXIT_ERROR = 2
@@ -345,13 +347,24 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
             progress=False if args.no_progress else None,
             **names,
         ).collect()
+    reasons = []
     for warning in caught:
-        if not issubclass(warning.category, EmptyEvaluationWarning):
+        if issubclass(warning.category, EmptyEvaluationWarning):
+            reasons.append(str(warning.message))
+        else:
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     if per_query.is_empty():
-        _nothing_evaluated(args, [str(w.message) for w in caught])
+        if not reasons:
+            # One unbounded pass (--buckets 1) returns the empty result without the warning;
+            # the library's own check still says why.
+            columns = make_columns(**names, by=by or None)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", EmptyEvaluationWarning)
+                warn_if_empty(per_query, data, columns)
+            reasons = [str(warning.message) for warning in caught]
+        _nothing_evaluated(args, reasons)
     # The same preset evaluate used, so each column gets its metric's summary rule.
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(metrics, preset)
@@ -359,10 +372,9 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
     return Result(per_query if args.per_query else None, means, resolved, by, names["query"])
 
 
-def _nothing_evaluated(args: argparse.Namespace, messages: list[str]) -> NoReturn:
-    empty = [m for m in messages if "no query was evaluated" in m]
+def _nothing_evaluated(args: argparse.Namespace, reasons: list[str]) -> NoReturn:
     # The warning reads "no query was evaluated (why); the result is empty ...": keep the why.
-    reason = empty[0].split("; the result is empty")[0] if empty else "no query was evaluated"
+    reason = reasons[0].split("; the result is empty")[0] if reasons else "no query was evaluated"
     if "the input has no rows" in reason:
         msg = f"{args.path!r} is empty: it has no rows"
     elif args.qrels and "'score' column is entirely null" in reason:
