@@ -113,6 +113,66 @@ def test_duplicates_can_be_resolved(log, policy, expected_q2_rr):
     assert_frame_equal(lazy, out)
 
 
+# One query, rows in this input order: a (1st copy), b (1.5, label 0), c (0.5, label 1), a (2nd
+# copy). The two copies of a carry different labels, so the metric shows which one was kept:
+#   a kept with label 1 at score 1.0 or 1.2: ranking b (0), a (1), c (1); R = 2
+#       AP = (1/2 + 2/3) / 2 = 7/12, RR = 1/2
+#   a kept with label 0 at score 1.0 or 1.2: ranking b (0), a (0), c (1); R = 1
+#       AP = (1/3) / 1 = 1/3, RR = 1/3
+#   a kept unretrieved (null score) with label 1: ranking b (0), c (1); R = 2 (a counts)
+#       AP = (1/2) / 2 = 1/4, RR = 1/2
+#   a kept unretrieved with label 0: ranking b (0), c (1); R = 1
+#       AP = (1/2) / 1 = 1/2, RR = 1/2
+KEPT_LABEL_1 = (7 / 12, 1 / 2, 2)
+KEPT_LABEL_0 = (1 / 3, 1 / 3, 1)
+KEPT_UNRETRIEVED_1 = (1 / 4, 1 / 2, 2)
+KEPT_UNRETRIEVED_0 = (1 / 2, 1 / 2, 1)
+
+
+@pytest.mark.parametrize(
+    ("first_copy", "second_copy", "policy", "expected"),
+    [
+        # equal scores: max_score keeps the first occurrence, whichever label it has
+        ((1.0, 1), (1.0, 0), "max_score", KEPT_LABEL_1),
+        ((1.0, 0), (1.0, 1), "max_score", KEPT_LABEL_0),
+        ((1.0, 1), (1.0, 0), "first", KEPT_LABEL_1),
+        ((1.0, 0), (1.0, 1), "first", KEPT_LABEL_0),
+        ((1.0, 1), (1.0, 0), "last", KEPT_LABEL_0),
+        ((1.0, 0), (1.0, 1), "last", KEPT_LABEL_1),
+        # different scores: max_score keeps the higher one, first/last go by input order
+        ((1.0, 0), (1.2, 1), "max_score", KEPT_LABEL_1),
+        ((1.2, 1), (1.0, 0), "max_score", KEPT_LABEL_1),
+        ((1.0, 0), (1.2, 1), "first", KEPT_LABEL_0),
+        ((1.2, 1), (1.0, 0), "last", KEPT_LABEL_0),
+        # a null score (judged, not retrieved) loses to any score under max_score
+        ((None, 1), (1.0, 0), "max_score", KEPT_LABEL_0),
+        ((1.0, 0), (None, 1), "max_score", KEPT_LABEL_0),
+        ((None, 1), (1.0, 0), "first", KEPT_UNRETRIEVED_1),
+        ((1.0, 1), (None, 0), "last", KEPT_UNRETRIEVED_0),
+    ],
+)
+def test_duplicates_keep_the_documented_row(first_copy, second_copy, policy, expected):
+    data = pl.DataFrame(
+        {
+            "query": ["q"] * 4,
+            "item": ["a", "b", "c", "a"],
+            "score": [first_copy[0], 1.5, 0.5, second_copy[0]],
+            "relevance": [first_copy[1], 0, 1, second_copy[1]],
+        }
+    )
+    metrics = ["map", "mrr", "num_rel"]
+    out = rke.evaluate(data, metrics, duplicates=policy)
+    assert out.row(0) == pytest.approx(expected, abs=1e-12)
+    lazy = rke.evaluate(data.lazy(), metrics, duplicates=policy, n_buckets=2).collect()
+    assert lazy.row(0) == pytest.approx(expected, abs=1e-12)
+    # the same pairs in another by= group are not duplicates of these
+    both = pl.concat([data.with_columns(run=pl.lit(run)) for run in ("x", "y")])
+    by_run = rke.evaluate(both, metrics, duplicates=policy, by="run")
+    assert by_run["run"].to_list() == ["x", "y"]
+    for row in by_run.drop("run").rows():
+        assert row == pytest.approx(expected, abs=1e-12)
+
+
 def test_unknown_duplicates_policy_suggests(log):
     with pytest.raises(rke.InvalidOptionError, match=r"duplicates=.*did you mean 'max_score'"):
         rke.evaluate(log, ["map"], duplicates="max-score")
