@@ -257,20 +257,21 @@ def _in_passes(
     return pl.defer(run, schema=plan_for(lf).collect_schema())
 
 
+def summary_of(label: str, metric: Metric) -> pl.Expr:
+    """The aggregation of one metric's per-query values: a mean, a sum or a NaN-free mean."""
+    values = pl.col(label)
+    if metric.summary == "sum":
+        return values.sum()
+    if metric.summary == "nanmean":
+        return values.filter(values.is_not_nan()).mean()
+    return values.mean()
+
+
 def summary(
     per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: Sequence[str]
 ) -> pl.LazyFrame:
     """Means over the evaluated queries (``num_*`` counts summed), one row per ``by`` group."""
-
-    def summarise(label: str, metric: Metric) -> pl.Expr:
-        values = pl.col(label)
-        if metric.summary == "sum":
-            return values.sum()
-        if metric.summary == "nanmean":
-            return values.filter(values.is_not_nan()).mean()
-        return values.mean()
-
-    aggregations = [summarise(label, metric).alias(label) for label, metric in resolved]
+    aggregations = [summary_of(label, metric).alias(label) for label, metric in resolved]
     if not by:
         return per_query.select(aggregations)
     return per_query.group_by(list(by)).agg(aggregations).sort(list(by))
@@ -325,9 +326,9 @@ def evaluate(
         each metric's expected value over all orderings of the tied rows (McSherry & Najork
         2008), and raises for metrics without a closed form.
     convention
-        ``"trec_eval"`` (default), ``"sklearn"``, ``"ranx"``, ``"torchmetrics"``, ``"spark"`` or
-        ``"recommenders"``: that tool's definitions as defaults (see the README's conventions
-        table). Explicit keywords and metric options win over the preset.
+        ``"trec_eval"`` (default), ``"sklearn"``, ``"ranx"``, ``"torchmetrics"``, ``"spark"``,
+        ``"recommenders"`` or ``"ir_measures"``: that tool's definitions as defaults (see the
+        README's conventions table). Explicit keywords and metric options win over the preset.
     negative_labels
         ``"unjudged"`` (default, trec_eval: pooled but unjudged) or ``"nonrelevant"`` (ranx).
     unretrieved

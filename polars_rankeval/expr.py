@@ -22,7 +22,7 @@ from polars_rankeval._columns import check_schema, make_columns
 from polars_rankeval.context import Ties
 from polars_rankeval.conventions import ConventionName, NegativeLabels, Unretrieved
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
-from polars_rankeval.evaluate import MissingQueries, per_query_plan, settings_for, summary
+from polars_rankeval.evaluate import MissingQueries, per_query_plan, settings_for, summary_of
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.validation import INTERNAL, Duplicates, NanScores
@@ -181,7 +181,12 @@ def metric_expr(
             long = long.with_columns(pl.lit(0).alias(_ONE_LIST))
         check_schema(long.schema, columns)
         plan = per_query_plan(long.lazy(), columns, resolved, settings, checked_in="agg")
-        means = summary(plan, resolved, columns.by).collect()
+        combined = summary_of(label, chosen)
+        if chosen.summary == "nanmean":
+            # A group of one query is that query's value: NaN stays NaN (undefined), where a
+            # mean over no defined value would be null.
+            combined = pl.when(pl.len() == 1).then(pl.col(label).first()).otherwise(combined)
+        means = plan.group_by(_GROUP).agg(combined.alias(label)).collect()
         every_group = pl.DataFrame({_GROUP: pl.arange(0, len(groups), eager=True)})
         values = every_group.join(means, on=_GROUP, how="left", coalesce=True)[label]
         if chosen.summary == "sum":

@@ -151,8 +151,8 @@ def _duplicate_hint(source: pl.LazyFrame, columns: Columns, where: CheckedIn) ->
             "some of them tell runs apart, pass them as by= (command line: --by)."
         )
     return hint + (
-        " If the rows really repeat, pass duplicates='first', 'last' or 'max_score' to keep "
-        "one row per pair, or deduplicate the input."
+        " If the rows really repeat, pass duplicates='first', 'last' or 'max_score' (command "
+        "line: --duplicates first) to keep one row per pair, or deduplicate the input."
     )
 
 
