@@ -376,13 +376,20 @@ def mean_rank(q: Query, k: int | None) -> float | None:
     return sum(positions) / len(positions)
 
 
-def variant_gain(label: int | None, gain: str | dict[int, float]) -> float:
-    """Gain of a label: linear, exp (``2^l − 1``) or a mapping; null/negative labels give 0."""
-    if label is None or label < 0:
+def variant_gain(label: int | None, gain: str | dict[int, float], unmapped: str = "label") -> float:
+    """Gain of a label: linear, exp (``2^l − 1``) or a mapping; null labels give 0.
+
+    A mapping overrides the gain of the labels it names (negative ones too, as ir_measures'
+    ``nDCG(gains=...)``); another label keeps its own value when positive, as trec_eval's
+    ``gain_init.c`` (``unmapped="label"``), or gets 0 (``unmapped="zero"``).
+    """
+    if label is None:
         return 0.0
     if isinstance(gain, dict):
-        return float(gain.get(label, 0.0))
-    if label == 0:
+        if label in gain:
+            return float(gain[label])
+        return float(label) if unmapped == "label" and label > 0 else 0.0
+    if label <= 0:
         return 0.0
     return float(label) if gain == "linear" else 2.0**label - 1.0
 
@@ -401,10 +408,11 @@ def dcg_variant(
     gain: str | dict[int, float] = "linear",
     log_base: float = 2,
     discount: str = "log",
+    unmapped: str = "label",
 ) -> float:
     """DCG over the top ``k`` with the given gain and discount."""
     return sum(
-        variant_gain(q.label_at(i), gain) * variant_discount(i + 1, log_base, discount)
+        variant_gain(q.label_at(i), gain, unmapped) * variant_discount(i + 1, log_base, discount)
         for i in range(q.top(k))
     )
 
@@ -417,6 +425,7 @@ def ndcg_variant(
     log_base: float = 2,
     discount: str = "log",
     ideal: str = "judged",
+    unmapped: str = "label",
 ) -> float:
     """``dcg@k / idcg@k`` (0 when the ideal is 0).
 
@@ -426,13 +435,14 @@ def ndcg_variant(
     if ideal == "retrieved":
         pool = [q.labels.get(item) for item in q.ranking]
     else:
-        pool = [label for label in q.labels.values() if label >= 0]
-    gains = sorted((variant_gain(label, gain) for label in pool), reverse=True)
+        pool = list(q.labels.values())  # negative labels have gain 0 unless mapped
+    gains = sorted((variant_gain(label, gain, unmapped) for label in pool), reverse=True)
     gains = [g for g in gains if g > 0][:k] if k is not None else [g for g in gains if g > 0]
     ideal_dcg = sum(g * variant_discount(i + 1, log_base, discount) for i, g in enumerate(gains))
     if ideal_dcg <= 0:
         return 0.0
-    return dcg_variant(q, k, gain=gain, log_base=log_base, discount=discount) / ideal_dcg
+    dcg = dcg_variant(q, k, gain=gain, log_base=log_base, discount=discount, unmapped=unmapped)
+    return dcg / ideal_dcg
 
 
 def queries(

@@ -29,7 +29,8 @@ import polars_rankeval as rke
 
 TOL = 1e-9
 EXP_GAIN_MAP = {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0}
-# label 1 and 3 are not in the mapping (gain 0); label 0 earns a gain
+# label 1 and 3 are not in the mapping (they keep their own value, as in trec_eval); label 0
+# earns a gain
 SPARSE_GAIN_MAP = {0: 0.5, 2: 4.0}
 
 RefFn = Callable[[ref.Query], "float | None"]
@@ -59,9 +60,13 @@ def _new_metrics() -> dict[str, RefFn]:
         "ndcg@3(gain={0:0.5,2:4},ideal=retrieved)": lambda q: ref.ndcg_variant(
             q, 3, gain=SPARSE_GAIN_MAP, ideal="retrieved"
         ),
-        # a negative label is pooled-but-unjudged: no gain, whatever the mapping says
+        # a mapped negative label gets its gain, in the run and the ideal list (ir_measures
+        # relabels before evaluating); label 2 is not mapped and keeps its value
         "ndcg(gain={-1:5,1:2,3:1})": lambda q: ref.ndcg_variant(
             q, None, gain={-1: 5.0, 1: 2.0, 3: 1.0}
+        ),
+        "ndcg@3(gain={0:0.5,2:4},unmapped=zero)": lambda q: ref.ndcg_variant(
+            q, 3, gain=SPARSE_GAIN_MAP, unmapped="zero"
         ),
         "ndcg@5(gain=exp,log_base=10,discount=jarvelin,ideal=retrieved)": lambda q: (
             ref.ndcg_variant(q, 5, gain="exp", log_base=10, discount="jarvelin", ideal="retrieved")

@@ -9,8 +9,12 @@ uncut ``ndcg`` compares the whole run with the whole ideal list (trec_eval ``ndc
 Options:
 
 * ``gain``: ``"linear"``, ``"exp"`` (``2^label - 1``, ranx ``ndcg_burges``), ``"binary"`` (1 for
-  relevant rows, ``label >= relevance_level``) or a mapping from label to gain (labels not in
-  the mapping, negative and null labels give 0);
+  relevant rows, ``label >= relevance_level``) or a mapping from label to gain, as trec_eval's
+  ``-m ndcg.1=3,2=9`` and ir_measures' ``nDCG(gains=...)``;
+* ``unmapped`` (with a mapping): a label not in the mapping keeps its own value as gain
+  (``"label"``, default, trec_eval and ir_measures) or gets 0 (``"zero"``). Negative labels
+  not in the mapping and null labels give 0 either way; a negative label in the mapping gets
+  its gain, in the run and in the ideal list (ir_measures maps labels before evaluating);
 * ``gain_level``: when True, labels below ``relevance_level`` give no gain, in the run and in
   the ideal list (ranx); by default ``relevance_level`` does not touch DCG, as in trec_eval;
 * ``log_base``: base of the logarithm in the discount (default 2);
@@ -43,9 +47,12 @@ from polars_rankeval.metrics._base import (
 Gain = Literal["linear", "exp", "binary"] | Mapping[int, float]
 Discount = Literal["log", "jarvelin"]
 Ideal = Literal["judged", "retrieved"]
+Unmapped = Literal["label", "zero"]
 
 
-def _check_options(gain: object, log_base: object, discount: object, ideal: object) -> None:
+def _check_options(
+    gain: object, log_base: object, discount: object, ideal: object, unmapped: object
+) -> None:
     if not isinstance(gain, Mapping):
         check_choice("gain", gain, ["linear", "exp", "binary", "{label: gain, ...}"])
     else:
@@ -66,20 +73,29 @@ def _check_options(gain: object, log_base: object, discount: object, ideal: obje
         raise InvalidOptionError(msg)
     check_choice("discount", discount, ["log", "jarvelin"])
     check_choice("ideal", ideal, ["judged", "retrieved"])
+    check_choice("unmapped", unmapped, ["label", "zero"])
 
 
-def gain_expr(label: pl.Expr, gain: Gain, relevant: pl.Expr) -> pl.Expr:
-    """Per-row gain from the Int64 label; unjudged (null) and negative labels give 0."""
+def gain_expr(
+    label: pl.Expr, gain: Gain, relevant: pl.Expr, unmapped: Unmapped = "label"
+) -> pl.Expr:
+    """Per-row gain from the Int64 label; unjudged (null) labels give 0.
+
+    Negative labels give 0 unless a mapping names them.
+    """
+    positive = pl.when(label > 0).then(label).otherwise(0).cast(pl.Float64)
     if gain == "binary":
         return relevant.cast(pl.Float64)
     if isinstance(gain, Mapping):
+        # trec_eval's gain_init.c starts from gain = label for every judged level 0..max and
+        # lets the mapping override some; a negative label is "pooled but unjudged" there and
+        # has no level, so it keeps gain 0 unless mapped. (trec_eval's own "-1"/"-2" keys
+        # address its internal codes for unpooled and unjudged rows, not labels.)
+        mapped: pl.Expr = positive if unmapped == "label" else pl.lit(0.0)
         # A when/then chain streams; replace_strict falls back to the in-memory engine.
-        mapped: pl.Expr = pl.lit(0.0)
         for key, value in sorted(gain.items(), reverse=True):
-            if key >= 0:
-                mapped = pl.when(label == key).then(float(value)).otherwise(mapped)
+            mapped = pl.when(label == key).then(float(value)).otherwise(mapped)
         return mapped.fill_null(0.0)
-    positive = pl.when(label > 0).then(label).otherwise(0).cast(pl.Float64)
     if gain == "exp":
         return pl.lit(2.0).pow(positive) - 1.0
     return positive
@@ -93,13 +109,21 @@ def _discount(position: pl.Expr, log_base: float, discount: Discount) -> pl.Expr
 
 
 def _options(
-    gain: Gain, log_base: float, discount: Discount, ideal: Ideal, gain_level: bool
+    gain: Gain,
+    *,
+    log_base: float,
+    discount: Discount,
+    ideal: Ideal,
+    gain_level: bool,
+    unmapped: Unmapped,
 ) -> dict[str, object]:
     shown: dict[str, object] = {}
     if isinstance(gain, Mapping):
         shown["gain"] = "{" + ",".join(f"{key}:{value:g}" for key, value in gain.items()) + "}"
     elif gain != "linear":
         shown["gain"] = gain
+    if unmapped != "label":
+        shown["unmapped"] = unmapped
     if log_base != 2:
         shown["log_base"] = f"{log_base:g}"
     if discount != "log":
@@ -115,9 +139,16 @@ class _DcgFamily:
     """Shared builders of one (gain, log_base, discount, ideal) setting."""
 
     def __init__(
-        self, gain: Gain, log_base: float, discount: Discount, ideal: Ideal, gain_level: bool
+        self,
+        gain: Gain,
+        *,
+        log_base: float,
+        discount: Discount,
+        ideal: Ideal,
+        gain_level: bool,
+        unmapped: Unmapped = "label",
     ) -> None:
-        _check_options(gain, log_base, discount, ideal)
+        _check_options(gain, log_base, discount, ideal, unmapped)
         if not isinstance(gain_level, bool):
             msg = f"option gain_level= must be True or False, got {gain_level!r}"
             raise InvalidOptionError(msg)
@@ -126,7 +157,16 @@ class _DcgFamily:
         self.discount = discount
         self.ideal = ideal
         self.gain_level = gain_level
-        self.suffix = named("", _options(gain, log_base, discount, ideal, gain_level))
+        self.unmapped = unmapped
+        shown = _options(
+            gain,
+            log_base=log_base,
+            discount=discount,
+            ideal=ideal,
+            gain_level=gain_level,
+            unmapped=unmapped,
+        )
+        self.suffix = named("", shown)
         self.trec_default = not self.suffix
 
     def key(self, name: str, k: int | None) -> str:
@@ -140,7 +180,9 @@ class _DcgFamily:
         # Linear and exp gains order labels alike, so the shared ideal order serves them;
         # other gains may not, and "retrieved" draws the ideal from other rows.
         if self.ideal == "retrieved" or not self._shares_ideal_order():
-            pool = ctx.retrieved if self.ideal == "retrieved" else ctx.judged
+            # Every labelled row: only a mapping gives a negative label a gain, and a
+            # mapped negative label belongs to the ideal list (ir_measures relabels first).
+            pool = ctx.retrieved if self.ideal == "retrieved" else ctx.has_label
             ranked = pl.when(pool & (gain > 0)).then(gain).rank("ordinal", descending=True)
             terms[self.key("ideal_rank", None)] = ctx.over(ranked)
         return terms
@@ -151,7 +193,7 @@ class _DcgFamily:
     def _gain(self, ctx: RankingContext) -> pl.Expr:
         if self.trec_default:
             return ctx.gain
-        gain = gain_expr(ctx.label, self.gain, ctx.relevant)
+        gain = gain_expr(ctx.label, self.gain, ctx.relevant, self.unmapped)
         return pl.when(ctx.relevant).then(gain).otherwise(0.0) if self.gain_level else gain
 
     def dcg_partial(self, ctx: RankingContext, k: int | None) -> Partials:
@@ -184,10 +226,32 @@ def dcg(
     log_base: float = 2,
     discount: Discount = "log",
     gain_level: bool = False,
+    unmapped: Unmapped = "label",
 ) -> Metric:
-    """``dcg@k = Σ_{i ≤ k} gain_i · discount(i)`` (uncut, defaults: trec_eval ``dcg``)."""
+    """``dcg@k = Σ_{i ≤ k} gain_i · discount(i)`` (uncut, defaults: trec_eval ``dcg``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> log = pl.DataFrame(
+    ...     {"query": "q", "item": ["a", "b"], "score": [2.0, 1.0], "relevance": [2, 1]}
+    ... )
+    >>> # gain={1: 3}: label 1 earns 3; label 2 is not mapped and keeps its own value 2
+    >>> # (trec_eval -m dcg.1=3), or earns 0 with unmapped="zero".
+    >>> out = rke.evaluate(log, ["dcg(gain={1:3})", "dcg(gain={1:3},unmapped=zero)"])
+    >>> [round(value, 4) for value in out.row(0)]  # 2 + 3/log2(3), then 0 + 3/log2(3)
+    [3.8928, 1.8928]
+    """
     k = check_cutoff(k, "dcg", required=False)
-    family = _DcgFamily(gain, log_base, discount, "judged", gain_level)
+    family = _DcgFamily(
+        gain,
+        log_base=log_base,
+        discount=discount,
+        ideal="judged",
+        gain_level=gain_level,
+        unmapped=unmapped,
+    )
     return Metric(
         family.key("dcg", k),
         lambda ctx: family.dcg_partial(ctx, k),
@@ -204,10 +268,22 @@ def ndcg(
     discount: Discount = "log",
     ideal: Ideal = "judged",
     gain_level: bool = False,
+    unmapped: Unmapped = "label",
 ) -> Metric:
-    """``ndcg@k = dcg@k / idcg@k``; 0 when the ideal DCG is 0."""
+    """``ndcg@k = dcg@k / idcg@k``; 0 when the ideal DCG is 0.
+
+    With a ``gain`` mapping, ``unmapped="label"`` (default) keeps an unmapped label's own value
+    as its gain and ``unmapped="zero"`` gives it 0 (see the module docstring).
+    """
     k = check_cutoff(k, "ndcg", required=False)
-    family = _DcgFamily(gain, log_base, discount, ideal, gain_level)
+    family = _DcgFamily(
+        gain,
+        log_base=log_base,
+        discount=discount,
+        ideal=ideal,
+        gain_level=gain_level,
+        unmapped=unmapped,
+    )
     return Metric(
         family.key("ndcg", k),
         lambda ctx: {**family.dcg_partial(ctx, k), **family.idcg_partial(ctx, k)},
