@@ -14,7 +14,10 @@ A ranked list is one ``(*by, query)`` partition. For each row the context gives
   labelled retrieved rows sit at or above this one (null for other rows): running counts
   written as ranks, so they share the order's window pass;
 * ``ideal_rank``: position of the row in the ideal ordering of all judged gains;
-* ``num_rel`` / ``num_judged_nonrel`` / ``max_label``: per-list totals broadcast to every row.
+* ``num_rel`` / ``num_judged_nonrel`` / ``max_label``: per-list totals broadcast to every row;
+* ``score_key`` / ``item``: the order's key without its item part, and the item as a string,
+  for metrics that break ties the other way (``tie_order="item_asc"``, see
+  :func:`item_ascending_rows`).
 
 With ``ties="expected"`` the context also describes each group of tied scores (McSherry &
 Najork 2008): its size ``t``, relevant count ``r``, the number of rows above it ``c``, the
@@ -43,6 +46,8 @@ from polars_rankeval.errors import InvalidOptionError
 Window = Callable[[pl.Expr], pl.Expr]
 Ties = Literal["trec", "expected"]
 TIES: tuple[Ties, ...] = ("trec", "expected")
+TieOrder = Literal["item_desc", "item_asc"]
+TIE_ORDERS: tuple[TieOrder, ...] = ("item_desc", "item_asc")
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,8 @@ class RankingContext:
     ties: Ties = "trec"
     tie: TieGroups | None = None
     extra: dict[str, pl.Expr] = field(default_factory=dict)
+    score_key: pl.Expr | None = None
+    item: pl.Expr | None = None
 
     @property
     def expected(self) -> bool:
@@ -119,6 +126,8 @@ def _context(
     running_sum: Window,
     ties: Ties = "trec",
     tie: TieGroups | None = None,
+    score_key: pl.Expr | None = None,
+    item: pl.Expr | None = None,
 ) -> RankingContext:
     return RankingContext(
         retrieved=rows["retrieved"],
@@ -142,7 +151,21 @@ def _context(
         running_sum=running_sum,
         ties=ties,
         tie=tie,
+        score_key=score_key,
+        item=item,
     )
+
+
+def _score_fields(score: pl.Expr, *, nan_last: bool) -> list[pl.Expr]:
+    fields = [score.is_not_null().alias("retrieved")]
+    if nan_last:
+        fields.append(score.cast(pl.Float64).is_not_nan().alias("not_nan"))
+    return [*fields, score.alias("score")]
+
+
+def score_key(score: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
+    """:func:`trec_key` without its item part: equal for rows whose scores tie."""
+    return pl.struct(_score_fields(score, nan_last=nan_last))
 
 
 def trec_key(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
@@ -152,17 +175,47 @@ def trec_key(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Exp
     the unretrieved rows follow in the same item order. ``nan_last`` puts NaN scores below every
     other score (Polars would otherwise sort NaN above +inf).
     """
-    retrieved = score.is_not_null()
-    fields = [retrieved.alias("retrieved")]
-    if nan_last:
-        fields.append(score.cast(pl.Float64).is_not_nan().alias("not_nan"))
-    fields += [score.alias("score"), item.cast(pl.String).alias("item")]
-    return pl.struct(fields)
+    fields = _score_fields(score, nan_last=nan_last)
+    return pl.struct([*fields, item.cast(pl.String).alias("item")])
 
 
 def check_ties(ties: object) -> Ties:
     """Validate ``ties=``."""
     return check_choice("ties", ties, TIES)
+
+
+def check_tie_order(tie_order: object) -> TieOrder:
+    """Validate a metric's ``tie_order=``."""
+    return check_choice("tie_order", tie_order, TIE_ORDERS)
+
+
+_SCORE_DENSE = "score_dense_rank"
+ITEM_ASC_RANK = "rank_item_asc"
+
+
+def item_ascending_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+    """First window stage of the item-ascending order: a dense rank of the score (1 = best).
+
+    The MS MARCO evaluation script (ir_measures ``RR@k``) and ir_measures' ``Judged`` sort by
+    ``(-score, docid)``: score descending, ties by item **ascending**, the reverse of
+    trec_eval's tie rule. A metric with ``tie_order="item_asc"`` lists this as its ``rows``
+    and :func:`item_ascending_later_rows` as its ``later_rows``, then reads the rank from
+    ``ctx.extra[ITEM_ASC_RANK]``. Ranking the score part of trec_eval's key keeps its score
+    comparison (the two zeros tie; NaN sits where ``nan_scores=`` puts it).
+    """
+    if ctx.score_key is None:
+        msg = "internal: this context has no score key for tie_order='item_asc'"
+        raise InvalidOptionError(msg)
+    return {_SCORE_DENSE: ctx.over(ctx.score_key.rank("dense", descending=True))}
+
+
+def item_ascending_later_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+    """Second stage: rank by score descending, ties by item ascending (null if unretrieved)."""
+    if ctx.item is None:
+        msg = "internal: this context has no item column for tie_order='item_asc'"
+        raise InvalidOptionError(msg)
+    order = pl.struct(ctx.extra[_SCORE_DENSE], ctx.item).rank("ordinal")
+    return {ITEM_ASC_RANK: pl.when(ctx.retrieved).then(ctx.over(order))}
 
 
 def _row_flags(
@@ -323,6 +376,8 @@ def ranked_frame(
         judged_weight=refs["judged"].cast(pl.Float64),
         over=over,
         running_sum=running_sum,
+        score_key=score_key(pl.col(columns.score), nan_last=nan_last),
+        item=pl.col(columns.item).cast(pl.String),
     )
     if not tie_groups:
         return lf, ctx, None

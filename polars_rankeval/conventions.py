@@ -1,10 +1,11 @@
 """Convention presets: pick a tool by name and get its definitions.
 
 ``convention="trec_eval"`` is the default. Each preset sets the defaults that differ from
-trec_eval: metric options (ideal DCG source, gain, AP@k denominator, tie handling) and
-evaluation settings (what counts as relevant, negative labels, unretrieved rows, queries with
-no retrieved row). Anything passed explicitly (a keyword to ``evaluate``, or an option in a
-metric string or Metric object) wins over the preset. A metric the tool does not define raises.
+trec_eval: metric options (ideal DCG source, gain, AP@k denominator, tie handling, rows scored
+``<= 0``) and evaluation settings (what counts as relevant, negative labels, unretrieved rows,
+queries with no retrieved row). Anything passed explicitly (a keyword to ``evaluate``, or an
+option in a metric string or Metric object) wins over the preset. A metric the tool does not
+define raises.
 
 Where a tool's behaviour is arbitrary it is not copied, and the README says so: ranx's and
 torchmetrics' order of tied scores (unstable sorts), Recommenders' input-order tie-break, and
@@ -21,7 +22,9 @@ from typing import Any, Literal
 from polars_rankeval._options import check_choice
 from polars_rankeval.errors import InvalidOptionError
 
-ConventionName = Literal["trec_eval", "sklearn", "ranx", "torchmetrics", "spark", "recommenders"]
+ConventionName = Literal[
+    "trec_eval", "sklearn", "ranx", "torchmetrics", "spark", "recommenders", "ir_measures"
+]
 NegativeLabels = Literal["unjudged", "nonrelevant"]
 Unretrieved = Literal["count", "drop"]
 
@@ -32,14 +35,20 @@ _COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_q"})
 
 @dataclass(frozen=True)
 class Convention:
-    """One tool's definitions, as defaults for metric options and evaluation settings."""
+    """One tool's definitions, as defaults for metric options and evaluation settings.
+
+    ``metric_defaults`` is keyed by family (``"mrr"``), or by ``"family@k"`` for defaults that
+    apply only with a cutoff (ir_measures' ``RR@k`` is another implementation than its
+    ``RR``). ``cutoff_only`` names families the tool defines only with a cutoff.
+    """
 
     name: str
     families: frozenset[str] | None = None
     metric_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
+    cutoff_only: frozenset[str] = frozenset()
 
-    def defaults_for(self, family: str) -> dict[str, Any]:
+    def defaults_for(self, family: str, k: int | None = None) -> dict[str, Any]:
         """Option defaults this preset gives a metric family (raises if the tool lacks it)."""
         if self.families is not None and family not in self.families | _COUNTS:
             known = ", ".join(sorted(self.families))
@@ -48,7 +57,16 @@ class Convention:
                 "evaluate it under another convention"
             )
             raise InvalidOptionError(msg)
-        return dict(self.metric_defaults.get(family, {}))
+        if k is None and family in self.cutoff_only:
+            msg = (
+                f"convention {self.name!r} defines {family!r} only with a cutoff, "
+                f"e.g. '{family}@10'"
+            )
+            raise InvalidOptionError(msg)
+        defaults = dict(self.metric_defaults.get(family, {}))
+        if k is not None:
+            defaults.update(self.metric_defaults.get(f"{family}@k", {}))
+        return defaults
 
     def without_ties(self) -> Convention:
         """The preset minus its per-metric tie defaults (an explicit ``ties=`` overrides them)."""
@@ -84,13 +102,21 @@ CONVENTIONS: dict[str, Convention] = {
         },
         settings={"negative_labels": "nonrelevant", "missing_queries": "zero"},
     ),
-    # torchmetrics retrieval: a group holds only the supplied (retrieved) rows; AP@k divides by
-    # the relevant rows found in the top k; NDCG averages over ties.
+    # torchmetrics retrieval (1.8+): a group holds only the supplied (retrieved) rows; AP@k
+    # divides by the relevant rows found in the top k; NDCG averages over ties. Precision,
+    # recall, AP and RR zero the target of rows with preds <= 0 (`torch.where(preds > 0,
+    # target, 0)`, PR #3160); hit rate, R-precision and NDCG do not.
     "torchmetrics": Convention(
         "torchmetrics",
         families=frozenset({"p", "recall", "hit_rate", "success", "map", "mrr", "ndcg"})
         | frozenset({"r_precision"}),
-        metric_defaults={"ndcg": {"ties": "expected"}, "map": {"denominator": "hits"}},
+        metric_defaults={
+            "ndcg": {"ties": "expected"},
+            "map": {"denominator": "hits", "nonpositive_scores": "nonrelevant"},
+            "p": {"nonpositive_scores": "nonrelevant"},
+            "recall": {"nonpositive_scores": "nonrelevant"},
+            "mrr": {"nonpositive_scores": "nonrelevant"},
+        },
         settings={"unretrieved": "drop"},
     ),
     # Spark mllib RankingMetrics: every ground-truth item is relevant, whatever its label;
@@ -108,6 +134,22 @@ CONVENTIONS: dict[str, Convention] = {
         families=frozenset({"p", "recall", "map", "ndcg", "r_precision"}),
         metric_defaults={"ndcg": {"gain": "binary"}, "map": {"denominator": "min_k_R"}},
         settings={"relevance_level": 0},
+    ),
+    # ir_measures (default provider pipeline): most measures go to pytrec_eval (trec_eval's
+    # rules). RR@k goes to the MS MARCO script and Judged@k to its own provider, both sorting by
+    # (-score, docid), i.e. ties by item ascending; Judged@k counts every qrels entry
+    # (negative labels too) and divides by min(k, n). ERR@k (gdeval) needs a cutoff. A query
+    # with judgments but no results gets each measure's default, 0 (Evaluator.iter_calc).
+    "ir_measures": Convention(
+        "ir_measures",
+        families=frozenset({"p", "recall", "success", "hit_rate", "map", "mrr", "ndcg"})
+        | frozenset({"r_precision", "bpref", "infap", "judged", "err"}),
+        metric_defaults={
+            "mrr@k": {"tie_order": "item_asc"},
+            "judged": {"denominator": "min_k_n", "tie_order": "item_asc", "count_negative": True},
+        },
+        settings={"missing_queries": "zero"},
+        cutoff_only=frozenset({"err"}),
     ),
 }
 

@@ -117,6 +117,12 @@ _ALIASES: dict[str, str] = {
     "kendall": "kendall_tau",
     "spearman_rho": "spearman",
     "ar": "mar",
+    # ir_measures: R@k, NumQ, NumRel, NumRet, NumRelRet
+    "r": "recall",
+    "numq": "num_q",
+    "numrel": "num_rel",
+    "numret": "num_ret",
+    "numrelret": "num_rel_ret",
 }
 
 _SPEC = re.compile(
@@ -248,14 +254,17 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
         msg = f"metric {canonical!r} needs a cutoff, e.g. '{canonical}@10'"
         raise InvalidOptionError(msg)
     options = _parse_options(match["options"], text)
-    defaults = convention.defaults_for(canonical)
     # Keep the user's spelling of the name and options in the output column.
     original_name = spec[: len(match["name"])]
     option_text = spec[spec.index("(") :] if match["options"] is not None else ""
     if len(cutoffs) == 1:
+        defaults = convention.defaults_for(canonical, cutoffs[0])
         return [(spec, family.make(cutoffs[0], options, text, defaults))]
     return [
-        (f"{original_name}@{k}{option_text}", family.make(k, options, text, defaults))
+        (
+            f"{original_name}@{k}{option_text}",
+            family.make(k, options, text, convention.defaults_for(canonical, k)),
+        )
         for k in cutoffs
     ]
 
@@ -319,7 +328,7 @@ def build_metrics(
 ) -> list[Metric]:
     """Metric objects for a namespace method call such as ``ndcg(k=[5, 10], gain="exp")``."""
     family = _FAMILIES[name]
-    defaults = convention.defaults_for(name)
+    convention.defaults_for(name)  # a family the preset lacks raises before k is checked
     cutoffs: list[int | None] = list(k) if isinstance(k, (list, tuple)) else [k]  # type: ignore[list-item]
     if not cutoffs:
         msg = f"k= for {name!r} must be a positive int or a non-empty list of them"
@@ -327,7 +336,10 @@ def build_metrics(
     if family.cutoff == "required" and None in cutoffs:
         msg = f"metric {name!r} needs a cutoff, e.g. {name}(k=10)"
         raise InvalidOptionError(msg)
-    return [family.make(cutoff, options, name, defaults) for cutoff in cutoffs]
+    return [
+        family.make(cutoff, options, name, convention.defaults_for(name, cutoff))
+        for cutoff in cutoffs
+    ]
 
 
 def resolve_metrics(specs: object, convention: Convention = _TREC) -> list[tuple[str, Metric]]:

@@ -21,6 +21,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext, Ties
 from polars_rankeval.errors import InvalidOptionError
 
@@ -135,11 +136,53 @@ def num_rel_partial(ctx: RankingContext) -> Partials:
     return {"num_rel": ctx.relevant.sum()}
 
 
-def hits_partial(ctx: RankingContext, k: int | None) -> Partials:
+NonPositiveScores = Literal["keep", "nonrelevant"]
+NONPOSITIVE_SCORES: tuple[NonPositiveScores, ...] = ("keep", "nonrelevant")
+
+
+def check_nonpositive_scores(value: object) -> NonPositiveScores:
+    """Validate ``nonpositive_scores=``."""
+    return check_choice("nonpositive_scores", value, NONPOSITIVE_SCORES)
+
+
+def scored_positive(ctx: RankingContext) -> pl.Expr:
+    """Rows whose score is positive as torchmetrics judges it: ``preds > 0`` in float32.
+
+    torchmetrics casts predictions to float32 first, so a score below float32's smallest
+    subnormal counts as 0; NaN is not positive (IEEE), although Polars orders NaN above +inf.
+    """
+    as_float32 = ctx.score.cast(pl.Float32)
+    return ((as_float32 > 0) & as_float32.is_not_nan()).fill_null(value=False)
+
+
+def counted_rows(ctx: RankingContext, nonpositive_scores: NonPositiveScores) -> pl.Expr:
+    """Rows whose relevance counts in a hit: all, or only positively scored ones.
+
+    ``"nonrelevant"`` is torchmetrics' rule (>= 1.8) for precision, recall, AP and RR: a row
+    scored ``<= 0`` keeps its rank but its target is zeroed. Such rows rank below every
+    positively scored row, so the ranks and running counts of the others do not change and
+    dropping the rows' relevance is a filter on the per-row terms.
+    """
+    if nonpositive_scores == "keep":
+        return pl.lit(value=True)
+    return scored_positive(ctx)
+
+
+def hits_key(k: int | None, nonpositive_scores: NonPositiveScores = "keep") -> str:
+    """Name of the hits partial; its variant that ignores non-positive rows has its own."""
+    return at("hits", k) + ("(positive)" if nonpositive_scores == "nonrelevant" else "")
+
+
+def hits_partial(
+    ctx: RankingContext, k: int | None, nonpositive_scores: NonPositiveScores = "keep"
+) -> Partials:
     """Relevant rows retrieved at rank ``<= k`` (whole list when ``k`` is None).
 
     An integer count under trec ties; its expectation (a float) under ``ties="expected"``.
+    With ``nonpositive_scores="nonrelevant"`` rows scored ``<= 0`` are not counted.
     """
+    key = hits_key(k, nonpositive_scores)
+    rows = ctx.within(k) & counted_rows(ctx, nonpositive_scores)
     if ctx.expected:
-        return {at("hits", k): ctx.rel_weight.filter(ctx.within(k)).sum()}
-    return {at("hits", k): (ctx.relevant & ctx.within(k)).sum().cast(pl.Int64)}
+        return {key: ctx.rel_weight.filter(rows).sum()}
+    return {key: (ctx.relevant & rows).sum().cast(pl.Int64)}
