@@ -1,12 +1,17 @@
 """Convention presets against the real libraries (sklearn, ranx) and, for tools that do not
-install here (torchmetrics needs torch, Spark needs a JVM, Recommenders pulls a large stack),
-against worked examples of their documented source formulas.
+install here (Spark needs a JVM, Recommenders pulls a large stack), against worked examples of
+their documented source formulas; trec_eval's NDCG gain parameters against its printed output.
+torchmetrics and ir_measures have their own files (``test_torchmetrics.py``,
+``test_ir_measures.py``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import warnings
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -71,10 +76,18 @@ def test_explicit_keyword_wins_over_preset():
 
 # ---- ranx -----------------------------------------------------------------------------------
 
-ranx = pytest.importorskip("ranx")
+
+@pytest.fixture
+def ranx() -> Any:
+    """ranx, or a skip of this test only: the other presets' tests still run without it."""
+    try:
+        import ranx as module
+    except Exception as error:  # a broken numba/llvmlite install raises more than ImportError
+        pytest.skip(f"ranx is not importable: {error!r}")
+    return module
 
 
-def _ranx(qrels, run, metrics):
+def _ranx(ranx, qrels, run, metrics):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics, return_mean=False)
@@ -82,7 +95,7 @@ def _ranx(qrels, run, metrics):
     return result if isinstance(result, dict) else {metrics[0]: result}
 
 
-def test_ranx_preset_e5_graded_and_negative_labels():
+def test_ranx_preset_e5_graded_and_negative_labels(ranx):
     # metric-conventions E5: qrels q a=2 b=1 c=-1 d=0; run c > b > a > d
     log = pl.DataFrame(
         {
@@ -95,7 +108,7 @@ def test_ranx_preset_e5_graded_and_negative_labels():
     qrels = {"q": {"a": 2, "b": 1, "c": -1, "d": 0}}
     run = {"q": {"a": 2.0, "b": 3.0, "c": 4.0, "d": 1.0}}
     for level in (1, 2):
-        theirs = _ranx(qrels, run, [f"ndcg-l{level}", f"bpref-l{level}", f"map-l{level}"])
+        theirs = _ranx(ranx, qrels, run, [f"ndcg-l{level}", f"bpref-l{level}", f"map-l{level}"])
         ours = rke.evaluate(log, ["ndcg", "bpref", "map"], convention="ranx", relevance_level=level)
         assert ours["ndcg"][0] == pytest.approx(theirs[f"ndcg-l{level}"][0], abs=1e-12)
         assert ours["bpref"][0] == pytest.approx(theirs[f"bpref-l{level}"][0], abs=1e-12)
@@ -110,7 +123,7 @@ def test_ranx_preset_e5_graded_and_negative_labels():
     assert rke.evaluate(log, ["bpref"], convention="ranx")["bpref"][0] == 0.5
 
 
-def test_ranx_preset_rbp_uses_raw_labels():
+def test_ranx_preset_rbp_uses_raw_labels(ranx):
     # metric-conventions E7: graded q2 of E1 (x=2, y=1, w=0; ranking y, x, w): ranx 0.28
     log = pl.DataFrame(
         {
@@ -121,7 +134,7 @@ def test_ranx_preset_rbp_uses_raw_labels():
         }
     )
     theirs = _ranx(
-        {"q": {"x": 2, "y": 1, "w": 0}}, {"q": {"x": 2.0, "y": 3.0, "w": 1.0}}, ["rbp.9"]
+        ranx, {"q": {"x": 2, "y": 1, "w": 0}}, {"q": {"x": 2.0, "y": 3.0, "w": 1.0}}, ["rbp.9"]
     )
     ours = rke.evaluate(log, ["rbp"], convention="ranx")["rbp"][0]
     assert ours == pytest.approx(theirs["rbp.9"][0], abs=1e-12)
@@ -231,3 +244,93 @@ def test_namespace_methods_take_convention_and_keep_column_names(e6):
     assert out["map@1"][0] == 1.0
     expr = e6.group_by("query").agg(pl.col("relevance").rank_eval.map(k=1, convention="spark"))
     assert expr["map@1"][0] == 1.0
+
+
+# ---- trec_eval's ndcg gain parameters (-m ndcg.1=3,2=9,4=4.5) -------------------------------
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = Path(__file__).parent / "fixtures"
+PRINT_TOL = 5e-5 + 1e-12  # half a unit of trec_eval's 4th printed decimal
+
+
+def _printed(path: Path) -> dict[str, dict[str, float]]:
+    """``measure -> query -> value`` from ``trec_eval -q`` output (``#`` lines are comments)."""
+    table: dict[str, dict[str, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            measure, query, value = (field.strip() for field in line.split("\t"))
+            table.setdefault(measure, {})[query] = float(value)
+    return table
+
+
+def _metric_for(measure: str) -> str | None:
+    """trec_eval's printed measure name -> our metric string (None: not compared)."""
+    if gains := re.fullmatch(r"ndcg_(-?\d+=.+)", measure):
+        pairs = dict(pair.split("=") for pair in gains[1].split(","))
+        if all(re.fullmatch(r"-?\d+", label) for label in pairs):
+            return "ndcg(gain={" + ",".join(f"{lab}:{g}" for lab, g in pairs.items()) + "})"
+    families = {"P": "p", "recall": "recall", "success": "success", "ndcg_cut": "ndcg"}
+    if cut := re.fullmatch(r"(P|recall|success|ndcg_cut)_(\d+)", measure):
+        return f"{families[cut[1]]}@{cut[2]}"
+    return None
+
+
+def _compare_with_printed(qrels: str, expected: Path, measures: int) -> list[str]:
+    log = rke.join_run_qrels(
+        rke.read_trec_run(DATA / "results.test"), rke.read_trec_qrels(DATA / qrels)
+    )
+    table = {_metric_for(m): v for m, v in _printed(expected).items() if _metric_for(m)}
+    per_query = rke.evaluate(log, list(table), per_query=True).collect()
+    means = rke.evaluate(log, list(table)).collect()
+    wrong, compared = [], 0
+    for metric, values in table.items():
+        got = dict(zip(per_query["query"], per_query[metric], strict=True))
+        got["all"] = means[metric][0]
+        for query, want in values.items():
+            compared += 1
+            if abs(got[str(query)] - want) > PRINT_TOL:
+                wrong.append(f"{metric} {query}: ours {got[str(query)]:.6f}, trec_eval {want}")
+    # three topics and the mean per measure
+    assert (len(table), compared) == (measures, 4 * measures)
+    return wrong
+
+
+def test_ndcg_gains_match_trec_eval_meas_params():
+    # tests/data/expected_v10/out.test.meas_params: trec_eval's own test output with
+    # -mndcg.1=3,2=9,4=4.5 (plus P, recall, success and ndcg_cut cutoffs) on binary qrels
+    expected = DATA / "expected_v10" / "out.test.meas_params"
+    assert _compare_with_printed("qrels.test", expected, measures=12) == []
+
+
+def test_ndcg_gains_match_trec_eval_on_graded_labels():
+    # tests/fixtures/trec_eval_ndcg_gains.txt (make_trec_eval_fixtures.py): trec_eval 10.0 with
+    # three gain settings on qrels.rel_level (labels -1..4), where unmapped labels occur
+    fixture = FIXTURES / "trec_eval_ndcg_gains.txt"
+    measures = set(_printed(fixture))
+    assert measures == {"ndcg_1=3,2=9,4=4.5", "ndcg_0=1,1=4", "ndcg_2=-1"}
+    assert _compare_with_printed("qrels.rel_level", fixture, measures=3) == []
+
+
+def test_unmapped_label_keeps_its_value_hand_worked():
+    # Run: c (label -1), x (unjudged), a (3), d (0), b (1); e (2) judged, not retrieved.
+    log = pl.DataFrame(
+        {
+            "query": "q",
+            "item": ["c", "x", "a", "d", "b", "e"],
+            "score": [5.0, 4.0, 3.0, 2.0, 1.0, None],
+            "relevance": [-1, None, 3, 0, 1, 2],
+        }
+    )
+    out = rke.evaluate(log, ["ndcg(gain={1:3})", "ndcg(gain={1:3},unmapped=zero)"])
+    # gain={1:3}: a keeps 3, b earns 3, e keeps 2. DCG = 3/log2(4) + 3/log2(6);
+    # ideal 3, 3, 2 at ranks 1..3.  (trec_eval -m ndcg.1=3 prints 0.4515 on these files.)
+    dcg = 3 / 2 + 3 / math.log2(6)
+    ideal = 3 + 3 / math.log2(3) + 2 / 2
+    assert out[0, 0] == pytest.approx(dcg / ideal, abs=1e-12)
+    assert round(out[0, 0], 4) == 0.4515
+    # unmapped="zero": only b earns a gain (3 at rank 5); ideal 3 at rank 1
+    assert out[0, 1] == pytest.approx((3 / math.log2(6)) / 3, abs=1e-12)
+    # a mapped negative gain counts in the run, never in the ideal list (trec_eval: 0.1704)
+    negative = rke.evaluate(log, ["ndcg(gain={1:-2})"])[0, 0]
+    assert negative == pytest.approx((3 / 2 - 2 / math.log2(6)) / (3 + 2 / math.log2(3)))
+    assert round(negative, 4) == 0.1704
