@@ -385,3 +385,25 @@ def test_generated_data_exercise_the_differences(irm):
         skipped = rke.evaluate(log, ["map"], per_query=True)
         differs["missing"] += len(preset) - skipped.height
     assert all(count > 0 for count in differs.values()), differs
+
+
+def test_options_under_expected_ties():
+    # a (unjudged) and b (label -1) tie at the top; c (label 0) below.
+    log = pl.DataFrame(
+        {
+            "query": "q",
+            "item": ["a", "b", "c"],
+            "score": [2.0, 2.0, 1.0],
+            "relevance": [None, -1, 0],
+        }
+    )
+    metrics = ["judged@1(count_negative=true)", "judged@1(count_negative=true,tie_order=item_asc)"]
+    # trec_eval's order puts b first (labelled), the item-ascending order a (unlabelled)
+    assert rke.evaluate(log, metrics).row(0) == (1.0, 0.0)
+    # over both orders of the tie: half a labelled row, whatever the tie order option says
+    assert rke.evaluate(log, metrics, ties="expected").row(0) == (0.5, 0.5)
+    assert rke.evaluate(log, ["judged@1"], ties="expected").item() == 0.0
+    relevant = log.with_columns(relevance=pl.Series([1, 0, 0]))
+    rr = ["mrr@2", "mrr@2(tie_order=item_asc)"]
+    assert rke.evaluate(relevant, rr).row(0) == (0.5, 1.0)
+    assert rke.evaluate(relevant, rr, ties="expected").row(0) == (0.75, 0.75)
