@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -70,14 +70,17 @@ _TREC_SETTINGS: dict[str, Any] = {
 }
 
 
-def settings_for(convention: object, explicit: dict[str, Any]) -> tuple[Convention, Settings]:
-    """The preset named by ``convention`` and the settings after explicit keywords.
+def settings_for(convention: object, keywords: Mapping[str, Any]) -> tuple[Convention, Settings]:
+    """The preset named by ``convention`` and the settings after the explicit keywords.
 
-    Both entry points (frames and the expression namespace) resolve their keywords here. An
-    explicit ``ties=`` also overrides the preset's per-metric tie defaults.
+    Both entry points (frames and the expression namespace) pass their keyword arguments
+    (``locals()``) here and the settings are picked by name, so both read the same ones; a
+    name absent from ``keywords`` follows the preset. An explicit ``ties=`` also overrides the
+    preset's per-metric tie defaults.
     """
+    explicit = {name: keywords.get(name) for name in _TREC_SETTINGS}
     preset = get_convention(convention)
-    if explicit.get("ties") is not None:
+    if explicit["ties"] is not None:
         preset = preset.without_ties()
     return preset, resolve_settings(preset, explicit)
 
@@ -386,18 +389,7 @@ def evaluate(
     └─────┴──────┴─────┘
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
-    preset, settings = settings_for(
-        convention,
-        {
-            "relevance_level": relevance_level,
-            "missing_queries": missing_queries,
-            "ties": ties,
-            "negative_labels": negative_labels,
-            "unretrieved": unretrieved,
-            "duplicates": duplicates,
-            "nan_scores": nan_scores,
-        },
-    )
+    preset, settings = settings_for(convention, locals())
     check_choice("engine", engine, ["auto", "in-memory", "streaming"])
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"

@@ -128,18 +128,7 @@ def metric_expr(
     │ b      ┆ 1.0  │
     └────────┴──────┘
     """  # noqa: E501
-    preset, settings = settings_for(
-        convention,
-        {
-            "relevance_level": relevance_level,
-            "missing_queries": missing_queries,
-            "ties": ties,
-            "negative_labels": negative_labels,
-            "unretrieved": unretrieved,
-            "duplicates": duplicates,
-            "nan_scores": nan_scores,
-        },
-    )
+    preset, settings = settings_for(convention, locals())
     resolved = resolve_metrics([metric], preset)
     if len(resolved) != 1:
         msg = (

@@ -8,6 +8,7 @@ at ``collect()``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Literal
 
 import polars as pl
@@ -175,14 +176,16 @@ def _diagnose(
     if null_queries:
         msg = f"{null_queries} row(s) have a null {columns.query!r} (query id); every row needs one"
         raise ColumnValueError(msg)
-    null_items = source.select(item.is_null().sum()).collect().item()
-    if null_items:
-        lists, examples = _lists_with(source, columns, item.is_null())
-        msg = (
-            f"{null_items} row(s) have a null {columns.item!r} (item id) in {lists} ranked "
-            f"list(s), {examples}; every row needs an item id"
-        )
-        raise ColumnValueError(msg)
+    null_item = item.is_null()
+    _raise_if_any(
+        source,
+        columns,
+        null_item,
+        lambda rows, where_found: (
+            f"{rows} row(s) have a null {columns.item!r} (item id) in "
+            f"{where_found}; every row needs an item id"
+        ),
+    )
     pairs = (
         source.group_by([*columns.partition, columns.item])
         .len(name=_N_ROWS)
@@ -205,26 +208,40 @@ def _diagnose(
         )
         raise DuplicateItemError(msg)
     if nan_scores == "error":
-        nans = source.select(score.is_nan().sum()).collect().item()
-        if nans:
-            lists, examples = _lists_with(source, columns, score.is_nan())
-            msg = (
-                f"{nans} NaN value(s) in {columns.score!r} (score) in {lists} ranked list(s), "
-                f"{examples}; a NaN cannot be ranked. Pass nan_scores='last' to rank NaN below "
+        _raise_if_any(
+            source,
+            columns,
+            score.is_nan(),
+            lambda rows, where_found: (
+                f"{rows} NaN value(s) in {columns.score!r} (score) in "
+                f"{where_found}; a NaN cannot be ranked. Pass nan_scores='last' to rank NaN below "
                 "every other score, or fill or drop them."
-            )
-            raise ColumnValueError(msg)
+            ),
+        )
     if float_labels:
-        bad = (label.is_nan() | (label != label.floor())).fill_null(value=False)
-        fractional = source.select(bad.sum()).collect().item()
-        if fractional:
-            lists, examples = _lists_with(source, columns, bad)
-            msg = (
-                f"{fractional} label(s) in {columns.relevance!r} (relevance) have a fraction or "
-                f"are NaN, in {lists} ranked list(s), {examples}; relevance labels must be "
-                "whole numbers (trec_eval reads them as integers)"
-            )
-            raise ColumnValueError(msg)
+        _raise_if_any(
+            source,
+            columns,
+            (label.is_nan() | (label != label.floor())).fill_null(value=False),
+            lambda rows, where_found: (
+                f"{rows} label(s) in {columns.relevance!r} (relevance) "
+                f"have a fraction or are NaN, in {where_found}; relevance labels must be whole "
+                "numbers (trec_eval reads them as integers)"
+            ),
+        )
+
+
+def _raise_if_any(
+    source: pl.LazyFrame,
+    columns: Columns,
+    bad: pl.Expr,
+    message: Callable[[int, str], str],
+) -> None:
+    """Raise ColumnValueError when rows match ``bad``: their count, lists and first lists."""
+    rows = source.select(bad.sum()).collect().item()
+    if rows:
+        lists, examples = _lists_with(source, columns, bad)
+        raise ColumnValueError(message(rows, f"{lists} ranked list(s), {examples}"))
 
 
 def validity_mask(
