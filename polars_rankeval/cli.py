@@ -23,6 +23,7 @@ from typing import Any, Literal, NoReturn
 import polars as pl
 
 from polars_rankeval._columns import make_columns
+from polars_rankeval.conventions import CONVENTIONS
 from polars_rankeval.errors import EmptyEvaluationWarning, RankEvalError
 from polars_rankeval.evaluate import evaluate, settings_for, summary
 from polars_rankeval.io import (
@@ -116,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--convention",
         default="trec_eval",
-        help="trec_eval (default), sklearn, ranx, torchmetrics, spark or recommenders",
+        help=f"a tool's definitions: {', '.join(CONVENTIONS)} (default trec_eval)",
     )
     parser.add_argument(
         "--duplicates",
