@@ -342,6 +342,10 @@ CONVENTION_METRICS = {
     ],
     "spark": [*cut(("p", "recall", "map", "ndcg")), "map", "ndcg"],
     "recommenders": [*cut(("p", "recall", "map", "ndcg")), "map", "ndcg", "r_precision"],
+    "ir_measures": [
+        *cut(("p", "recall", "success", "map", "mrr", "ndcg", "judged")),
+        *("map", "mrr", "ndcg", "r_precision"),
+    ],
 }
 
 
