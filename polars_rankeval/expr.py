@@ -43,9 +43,12 @@ def _field(role: str, value: object, taken: set[str]) -> tuple[pl.Expr, str]:
     if isinstance(value, str):
         return cs.by_name(value, require_all=False).as_expr(), value
     if isinstance(value, pl.Expr):
+        # The expression's own name shows in messages; the role's name if that one is taken.
         name = value.meta.output_name(raise_if_undetermined=False) or role
-        if name in taken:
-            name = INTERNAL + role
+        for candidate in (name, role, INTERNAL + role):
+            if candidate not in taken:
+                name = candidate
+                break
         return value.alias(name), name
     msg = f"option {role}= must be a column name or a polars expression, got {value!r}"
     raise InvalidOptionError(msg)

@@ -97,9 +97,11 @@ def _examples(frame: pl.DataFrame, columns: Columns, *, with_item: bool = False)
 
 def _lists_with(source: pl.LazyFrame, columns: Columns, mask: pl.Expr) -> tuple[int, str]:
     """How many ranked lists have a row matching ``mask``, and the first few of them."""
-    lists = source.filter(mask).group_by(columns.partition).agg().sort(_shown(columns))
-    counted = lists.select(pl.len()).collect().item()
-    return counted, _examples(lists.head(_EXAMPLES).collect(), columns)
+    matching = source.filter(mask)
+    counted = matching.select(pl.struct(columns.partition).n_unique()).collect().item()
+    # Examples by the columns users know: the expression path's group index is not one.
+    shown = matching.group_by(_shown(columns)).agg().sort(_shown(columns))
+    return counted, _examples(shown.head(_EXAMPLES).collect(), columns)
 
 
 def _candidate_runs(source: pl.LazyFrame, columns: Columns) -> tuple[list[str], list[str]]:
