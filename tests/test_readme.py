@@ -60,8 +60,10 @@ OUTPUT = {"text", "output"}
 CONTINUED = "continued"
 DOCTEST_FLAGS = doctest.NORMALIZE_WHITESPACE
 
-# Blocks that fail because of a bug in the library, not in the README, keyed by the first line
-# of the block: xfail(strict=True), so a fixed bug turns the test red until the entry goes.
+# Temporary: blocks that fail because of a bug in the library, not in the README, keyed by the
+# block's first line (or, where several blocks share it, such as an import, by another line of
+# the block that identifies it): xfail(strict=True), so a fixed bug turns the test red until
+# its entry goes. Empty: every README block passes.
 KNOWN_LIBRARY_BUGS: dict[str, str] = {}
 
 
@@ -309,11 +311,11 @@ def _params() -> list[object]:
     for block in BLOCKS:
         if _is_output(block, BLOCKS):
             continue
-        marks = []
-        if block.first_line in KNOWN_LIBRARY_BUGS:
-            marks.append(
-                pytest.mark.xfail(reason=KNOWN_LIBRARY_BUGS[block.first_line], strict=True)
-            )
+        lines = [block.first_line, *(line.strip() for line in block.source.splitlines())]
+        bug = next((KNOWN_LIBRARY_BUGS[line] for line in lines if line in KNOWN_LIBRARY_BUGS), None)
+        marks = (
+            [] if bug is None else [pytest.mark.xfail(reason=f"library bug: {bug}", strict=True)]
+        )
         params.append(
             pytest.param(block, id=f"line{block.line}-{block.lang or 'none'}", marks=marks)
         )
