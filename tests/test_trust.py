@@ -21,8 +21,6 @@ import pytest
 
 import polars_rankeval as rke
 
-pd = pytest.importorskip("pandas")
-
 
 def _two_runs(n_queries: int = 4000, seed: int = 1) -> pl.DataFrame:
     """Two systems over the same queries and items (so the pairs repeat across systems)."""
@@ -162,6 +160,7 @@ EXAMPLE = {
 
 
 def test_pandas_input_gives_a_polars_frame() -> None:
+    pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(EXAMPLE)  # labels with a gap become float64 with NaN in pandas
     assert frame["relevance"].dtype == "float64"
     out = rke.evaluate(frame, ["p@1", "mrr", "map"])
@@ -172,6 +171,7 @@ def test_pandas_input_gives_a_polars_frame() -> None:
 
 
 def test_pyarrow_table_input_is_wrapped() -> None:
+    pd = pytest.importorskip("pandas")
     table = pa.table(EXAMPLE)
     out = rke.evaluate(table, ["p@1", "mrr", "map"], per_query=True)
     assert isinstance(out, pl.DataFrame)
