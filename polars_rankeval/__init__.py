@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from polars_rankeval import metrics
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
+from polars_rankeval.compare import compare, compare_per_query
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -37,6 +38,8 @@ __all__ = [
     "RankEvalError",
     "UnknownMetricError",
     "__version__",
+    "compare",
+    "compare_per_query",
     "evaluate",
     "join_run_qrels",
     "known_metrics",

@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
+from polars_rankeval.compare import compare
 from polars_rankeval.evaluate import FrameT, evaluate
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.metrics._base import Metric
@@ -171,6 +172,12 @@ class _FrameNamespace(_MetricMethods[FrameT]):
 
     def _metrics(self, request: MetricRequest, options: dict[str, Any]) -> FrameT:
         return self.evaluate([request], **options)
+
+    def compare(
+        self, metrics: Sequence[str | Metric | MetricRequest] | str | Metric, **options: Any
+    ) -> pl.DataFrame:
+        """Compare the systems of ``by=``, paired by query; see :func:`polars_rankeval.compare`."""
+        return compare(self._frame, metrics, **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")
