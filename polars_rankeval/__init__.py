@@ -6,7 +6,7 @@ Importing the package registers the ``rank_eval`` namespace on ``pl.DataFrame``,
 
 from __future__ import annotations
 
-from polars_rankeval import metrics
+from polars_rankeval import metrics, plot  # plot imports Altair only when drawing
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
 from polars_rankeval.compare import compare, compare_per_query
 from polars_rankeval.errors import (
@@ -24,6 +24,7 @@ from polars_rankeval.expr import metric_expr
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
 from polars_rankeval.metrics import Metric
 from polars_rankeval.registry import known_metrics, parse_metric
+from polars_rankeval.report import Report, report
 
 __version__ = "0.1.0"
 
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidOptionError",
     "Metric",
     "RankEvalError",
+    "Report",
     "UnknownMetricError",
     "__version__",
     "compare",
@@ -46,6 +48,8 @@ __all__ = [
     "metric_expr",
     "metrics",
     "parse_metric",
+    "plot",
     "read_trec_qrels",
     "read_trec_run",
+    "report",
 ]

@@ -91,6 +91,8 @@ COLUMNS = [
     "losses",
     "test",
     "missing",
+    "correction",
+    "alpha",
 ]
 
 
@@ -477,11 +479,18 @@ def _t_interval(d: np.ndarray, alpha: float, stats: Any) -> tuple[float, float]:
     return mean - half, mean + half
 
 
+def _constant(d: np.ndarray) -> bool:
+    """All differences equal, up to rounding (``0.6 − 0.4`` and ``0.4 − 0.2`` differ by 1 ulp)."""
+    return bool(np.ptp(d) <= _ZERO * max(1.0, float(np.abs(d).max())))
+
+
 def _t_p(d: np.ndarray, stats: Any) -> float:
     if d.size < 2:
         return math.nan
-    if not d.any():
-        return 1.0  # identical systems: no evidence of a difference (scipy gives NaN)
+    if _constant(d):
+        # No variance: identical systems give no evidence (scipy: NaN); a constant non-zero
+        # difference is certain (scipy: t = ±inf, p = 0).
+        return 1.0 if not d.any() else 0.0
     return float(stats.ttest_1samp(d, 0.0).pvalue)
 
 
@@ -543,10 +552,10 @@ def _effect_size(d: np.ndarray) -> float:
     """mean(d) / sd(d): NaN when undefined, ±inf for a constant non-zero difference."""
     if d.size < 2:
         return math.nan
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0:
+    mean = float(d.mean())
+    if _constant(d):
         return math.nan if mean == 0 else math.copysign(math.inf, mean)
-    return mean / sd
+    return mean / float(d.std(ddof=1))
 
 
 def _rows(pairs: list[_Pair], plan: _Plan, tukey_p: list[float] | None) -> list[dict[str, Any]]:
@@ -647,7 +656,7 @@ def compare_per_query(
         One row per ``(metric, baseline, system)``: ``n_queries, n_dropped, baseline_mean,
         system_mean, delta`` (system − baseline), ``ci_low, ci_high`` (interval of the mean
         difference), ``effect_size`` (mean(d)/sd(d)), ``p_value, p_adjusted, significant,
-        wins, ties, losses, test, missing``.
+        wins, ties, losses, test, missing, correction, alpha``.
 
     Examples
     --------
@@ -713,6 +722,11 @@ def compare_per_query(
         pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) < alpha, dtype=pl.Boolean),
         pl.lit(test).alias("test"),
         pl.lit(missing).alias("missing"),
+        # Tukey's p-values control the family-wise error themselves: no correction applies.
+        pl.lit("none" if test == "tukey" or correction is None else correction).alias(
+            "correction"
+        ),
+        pl.lit(float(alpha)).alias("alpha"),
     ).select(COLUMNS)
 
 

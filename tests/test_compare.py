@@ -339,6 +339,8 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
         "losses",
         "test",
         "missing",
+        "correction",
+        "alpha",
     ]
 
 
