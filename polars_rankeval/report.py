@@ -20,8 +20,10 @@ from polars_rankeval._options import check_choice
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 
 Format = Literal["markdown", "latex", "html"]
-_NEEDED = ("metric", "baseline", "system", "baseline_mean", "system_mean", "delta")
-_NEEDED += ("significant", "test", "correction", "alpha", "n_queries")
+_NEEDED = (
+    *("metric", "baseline", "system", "baseline_mean", "system_mean", "delta"),
+    *("significant", "test", "correction", "alpha", "n_queries"),
+)
 _TEST_NAMES = {
     "t": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
@@ -106,12 +108,8 @@ def _caption(comparison: pl.DataFrame) -> str:
     test = _TEST_NAMES.get(first["test"], first["test"])
     correction = _CORRECTIONS.get(first["correction"])
     adjusted = f", {correction}-adjusted p-values" if correction else ""
-    queries = comparison["n_queries"]
-    n = (
-        f"{queries.min()} queries"
-        if queries.min() == queries.max()
-        else f"{queries.min()}-{queries.max()} queries"
-    )
+    fewest, most = int(comparison["n_queries"].min()), int(comparison["n_queries"].max())  # type: ignore[arg-type]
+    n = f"{fewest} queries" if fewest == most else f"{fewest}-{most} queries"
     return (
         f"Means over {n}. A superscript letter marks a significant improvement over the "
         f"system with that letter ({test}{adjusted}, alpha = {first['alpha']:g}). "
@@ -270,7 +268,7 @@ def report(comparison: pl.DataFrame, format: Format = "markdown", *, digits: int
     if frame.height == 0:
         msg = "report() got an empty comparison: nothing to render"
         raise InvalidOptionError(msg)
-    chosen = check_choice("format", format, ["markdown", "latex", "html"])
+    chosen: Format = check_choice("format", format, ("markdown", "latex", "html"))
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
         msg = f"option digits= must be an int from 0 to 12, got {digits!r}"
         raise InvalidOptionError(msg)
