@@ -723,9 +723,7 @@ def compare_per_query(
         pl.lit(test).alias("test"),
         pl.lit(missing).alias("missing"),
         # Tukey's p-values control the family-wise error themselves: no correction applies.
-        pl.lit("none" if test == "tukey" or correction is None else correction).alias(
-            "correction"
-        ),
+        pl.lit("none" if test == "tukey" or correction is None else correction).alias("correction"),
         pl.lit(float(alpha)).alias("alpha"),
     ).select(COLUMNS)
 
