@@ -1,5 +1,10 @@
 """``rank-eval``: evaluate a long-format log (Parquet/CSV) or a TREC run from the shell.
 
+``rank-eval compare ...`` (the first argument is literally ``compare``) compares systems with
+paired significance tests instead: :func:`polars_rankeval.compare` and
+:func:`polars_rankeval.report.report` from the shell. A log file that is itself named
+``compare`` is evaluated with ``rank-eval ./compare``.
+
 Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
 naming the file or option at fault (never a traceback).
 
@@ -7,26 +12,33 @@ Examples
 --------
 ``rank-eval data/sample.parquet --by system``
 ``rank-eval run.txt --qrels qrels.txt -m ndcg@10,map,p@5 --per-query --format trec``
+``rank-eval compare data/sample.parquet --by system --baseline bm25 -m ndcg@10,map``
+``rank-eval compare bm25.txt splade.txt --qrels qrels.txt --baseline bm25 --test randomization``
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import glob
+import importlib
+import math
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, TypeVar
 
 import polars as pl
 
 from polars_rankeval._columns import make_columns
+from polars_rankeval.compare import CORRECTIONS, SYSTEM_SEPARATOR, TESTS, compare_per_query
 from polars_rankeval.conventions import CONVENTIONS
 from polars_rankeval.errors import EmptyEvaluationWarning, RankEvalError
 from polars_rankeval.evaluate import evaluate, settings_for, summary
 from polars_rankeval.io import (
+    _whitespace_fields,
     join_run_qrels,
     leading_lines,
     read_trec_qrels,
@@ -35,6 +47,8 @@ from polars_rankeval.io import (
 )
 from polars_rankeval.metrics import Metric
 from polars_rankeval.registry import resolve_metrics, split_metric_list
+from polars_rankeval.report import Format as ReportFormat
+from polars_rankeval.report import report
 from polars_rankeval.validation import warn_if_empty
 
 DEFAULT_METRICS = "ndcg@10,ndcg,map,mrr,p@10,recall@100,bpref,num_q"
@@ -50,6 +64,30 @@ SUFFIX_FORMATS: dict[str, Format] = {
     ".txt": "trec",
     ".trec": "trec",
 }
+#: ``rank-eval compare``: the default metrics, the output formats and the -o suffixes.
+COMPARE_METRICS = "ndcg@10,map,mrr,p@10,recall@100"
+CompareFormat = Literal["markdown", "latex", "html", "table", "csv", "json", "parquet"]
+COMPARE_FORMATS: tuple[CompareFormat, ...] = (
+    "markdown",
+    "latex",
+    "html",
+    "table",
+    "csv",
+    "json",
+    "parquet",
+)
+COMPARE_SUFFIX_FORMATS: dict[str, CompareFormat] = {
+    ".md": "markdown",
+    ".tex": "latex",
+    ".html": "html",
+    ".csv": "csv",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+#: The column naming the run of each row when TREC runs are compared.
+SYSTEM = "system"
+FormatT = TypeVar("FormatT", bound=str)
 SUMMARY_QUERY = "all"  # trec_eval's query id for the summary over queries
 _TREC_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f"
 _GLOB_CHARS = frozenset("*?[")
@@ -63,45 +101,25 @@ class CliError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # argparse prints the usage and exits; raise instead so the one-line rule holds.
-        msg = f"{message} (see rank-eval --help)"
+        msg = f"{message} (see {self.prog} --help)"
         raise CliError(msg)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="rank-eval",
-        description=(
-            "Evaluate ranking metrics (trec_eval-exact) over a long-format table with one row "
-            "per (query, item): columns query, item, score, relevance. Errors exit with "
-            "status 2 and one line on stderr."
-        ),
-    )
-    parser.add_argument(
-        "path",
-        help=(
-            "Parquet/CSV/TSV/NDJSON log, a directory or a glob of Parquet files (hive "
-            "partitions become columns), or a TREC run file when --qrels is given"
-        ),
-    )
-    parser.add_argument("--qrels", help="TREC qrels file; PATH is then a TREC run file")
+def _add_metrics(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument(
         "-m",
         "--metrics",
-        default=DEFAULT_METRICS,
-        help=f"comma-separated metric strings (default: {DEFAULT_METRICS})",
+        default=default,
+        help=f"comma-separated metric strings (default: {default})",
     )
-    parser.add_argument(
-        "--by",
-        action="append",
-        default=[],
-        help="column(s) to group runs by: comma-separated, or repeat the option",
-    )
-    parser.add_argument(
-        "-q",
-        "--per-query",
-        action="store_true",
-        help=f"one row per query, then the summary rows (query {SUMMARY_QUERY!r})",
-    )
+
+
+def _add_by(parser: argparse.ArgumentParser, text: str) -> None:
+    parser.add_argument("--by", action="append", default=[], help=text)
+
+
+def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    """The options that reach ``evaluate``: trec_eval's -l and -c, conventions, column names."""
     parser.add_argument(
         "-l", "--relevance-level", type=int, default=None, help="as trec_eval -l (default 1)"
     )
@@ -133,6 +151,52 @@ def _parser() -> argparse.ArgumentParser:
     )
     for role in _COLUMN_ROLES:
         parser.add_argument(f"--{role}", help=f"name of the {role} column (default {role})")
+
+
+def _add_pass_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--buckets",
+        type=_buckets,
+        default="auto",
+        help="passes over hash buckets of the query ids: a positive int, or auto (default)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _suffix_help(suffixes: Mapping[str, str]) -> str:
+    return ", ".join(f"{suffix} {fmt}" for suffix, fmt in suffixes.items())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rank-eval",
+        description=(
+            "Evaluate ranking metrics (trec_eval-exact) over a long-format table with one row "
+            "per (query, item): columns query, item, score, relevance. Errors exit with "
+            "status 2 and one line on stderr."
+        ),
+        epilog=(
+            "To compare systems with paired significance tests: rank-eval compare --help. "
+            "A log file named 'compare' is evaluated as ./compare."
+        ),
+    )
+    parser.add_argument(
+        "path",
+        help=(
+            "Parquet/CSV/TSV/NDJSON log, a directory or a glob of Parquet files (hive "
+            "partitions become columns), or a TREC run file when --qrels is given"
+        ),
+    )
+    parser.add_argument("--qrels", help="TREC qrels file; PATH is then a TREC run file")
+    _add_metrics(parser, DEFAULT_METRICS)
+    _add_by(parser, "column(s) to group runs by: comma-separated, or repeat the option")
+    parser.add_argument(
+        "-q",
+        "--per-query",
+        action="store_true",
+        help=f"one row per query, then the summary rows (query {SUMMARY_QUERY!r})",
+    )
+    _add_evaluation_options(parser)
     parser.add_argument(
         "-f",
         "--format",
@@ -144,16 +208,142 @@ def _parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         help="write to this file; the suffix picks the format when --format is not given "
-        f"({', '.join(f'{s} {f}' for s, f in SUFFIX_FORMATS.items())})",
+        f"({_suffix_help(SUFFIX_FORMATS)})",
     )
     parser.add_argument("--csv", action="store_true", help="deprecated: use --format csv")
-    parser.add_argument(
-        "--buckets",
-        type=_buckets,
-        default="auto",
-        help="passes over hash buckets of the query ids: a positive int, or auto (default)",
+    _add_pass_options(parser)
+    return parser
+
+
+_COMPARE_DESCRIPTION = f"""\
+Compare systems on ranking metrics, paired by query: evaluate per query (trec_eval-exact),
+then for every system against --baseline (or every pair) the mean difference, its interval,
+the effect size, a paired significance test and corrected p-values. The same numbers as
+polars_rankeval.compare(); markdown, latex and html print polars_rankeval.report()'s table.
+
+Input, one of:
+  LOG --by COLS               one table (Parquet/CSV/TSV/NDJSON file, a directory or a quoted
+                              glob) holding every system; the systems are the values of the
+                              --by columns (several columns: the values joined by
+                              {SYSTEM_SEPARATOR!r}, e.g. 'bm25{SYSTEM_SEPARATOR}2024-06-01')
+  RUN RUN ... --qrels QRELS   TREC run files judged by one qrels file; each run is a system,
+                              named by its file stem (bm25.txt: bm25), or with
+                              --system-name tag by the run tag of its lines (then one file
+                              may hold several runs); --by is then 'system'
+
+'compare' is read as this command only as the first argument: a log file named 'compare' is
+evaluated with rank-eval ./compare. Errors exit with status 2 and one line on stderr."""
+
+_COMPARE_EPILOG = """\
+examples:
+  rank-eval compare data/sample.parquet --by system --baseline bm25 -m ndcg@10,map
+  rank-eval compare bm25.txt splade.txt --qrels qrels.txt --baseline bm25 --test randomization
+  rank-eval compare "logs/**/*.parquet" --by model --test bootstrap -f csv -o comparison.csv"""
+
+
+def _compare_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rank-eval compare",
+        description=_COMPARE_DESCRIPTION,
+        epilog=_COMPARE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="PATH",
+        help="a log holding every system, or with --qrels two or more TREC run files",
+    )
+    parser.add_argument(
+        "--qrels", help="TREC qrels file; each PATH is then a TREC run file (one system)"
+    )
+    parser.add_argument(
+        "--system-name",
+        choices=["stem", "tag"],
+        default=None,
+        help="with --qrels, name each run by its file stem (default) or by its run tag "
+        "(the 6th field of its lines)",
+    )
+    _add_metrics(parser, COMPARE_METRICS)
+    _add_by(
+        parser,
+        "the column(s) whose values are the systems, required for a log: comma-separated, or "
+        "repeat the option (with --qrels: system)",
+    )
+    parser.add_argument(
+        "--baseline",
+        help="compare every other system with this one (default: every pair of systems); with "
+        f"several --by columns, their values joined by {SYSTEM_SEPARATOR!r}",
+    )
+    parser.add_argument(
+        "--test",
+        choices=TESTS,
+        default="t",
+        help="paired t-test (default), Wilcoxon signed-rank, sign, randomization (sign-flip), "
+        "bootstrap, or randomized Tukey HSD over all systems",
+    )
+    parser.add_argument(
+        "--correction",
+        choices=[*CORRECTIONS, "none"],
+        default="holm",
+        help="multiple-comparison correction of the p-values (default holm; fdr_bh is "
+        "Benjamini-Hochberg; not applied to tukey, which controls the family-wise error itself)",
+    )
+    parser.add_argument(
+        "--correction-scope",
+        choices=["all", "metric"],
+        default="all",
+        help="one family of every comparison (default all), or one family per metric",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=0.05,
+        help="significance level; intervals are at 1 - alpha (default 0.05)",
+    )
+    parser.add_argument(
+        "--resamples",
+        type=_positive_int,
+        default=10_000,
+        help="resamples of the randomization, bootstrap and tukey tests (default 10000)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed of the resampling tests (default 0: results are reproducible)",
+    )
+    parser.add_argument(
+        "--missing",
+        choices=["drop", "zero"],
+        default="drop",
+        help="a query one system has no value for: left out of that pair (default drop, "
+        "counted in n_dropped) or scored 0 (zero)",
+    )
+    _add_evaluation_options(parser)
+    parser.add_argument(
+        "-f",
+        "--format",
+        choices=COMPARE_FORMATS,
+        default=None,
+        help="markdown, latex, html: the systems x metrics table with significance marks; "
+        "table, csv, json, parquet: one row per (metric, baseline, system) with every "
+        "statistic (default: from the -o suffix, else markdown)",
+    )
+    parser.add_argument(
+        "--digits",
+        type=_digits,
+        default=4,
+        help="decimals shown by markdown, latex, html and table (default 4; csv, json and "
+        "parquet keep full precision)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        help="write to this file; the suffix picks the format when --format is not given "
+        f"({_suffix_help(COMPARE_SUFFIX_FORMATS)})",
+    )
+    _add_pass_options(parser)
     return parser
 
 
@@ -166,10 +356,69 @@ def _buckets(text: str) -> int | str:
     raise argparse.ArgumentTypeError(msg)
 
 
+def _integer(text: str, low: int, high: int | None, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < low or (high is not None and value > high):
+        msg = f"must be {what}, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _positive_int(text: str) -> int:
+    return _integer(text, 1, None, "a positive integer")
+
+
+def _non_negative_int(text: str) -> int:
+    return _integer(text, 0, None, "a non-negative integer")
+
+
+def _digits(text: str) -> int:
+    return _integer(text, 0, 12, "an integer from 0 to 12")
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:  # NaN fails too
+        msg = f"must be a number between 0 and 1 (exclusive), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _split_by(values: Sequence[str]) -> list[str]:
     """``--by date,model`` and ``--by date --by model`` both give ``["date", "model"]``."""
     names = [name.strip() for value in values for name in value.split(",")]
     return [name for name in names if name]
+
+
+def _format_from(
+    chosen: FormatT | None,
+    output: str | None,
+    formats: Sequence[FormatT],
+    suffixes: dict[str, FormatT],
+    default: FormatT,
+) -> FormatT:
+    """``--format``, else the format the ``-o`` suffix names, else ``default``."""
+    if chosen is None and output:
+        suffix = Path(output).suffix.lower()
+        if suffix not in suffixes:
+            msg = (
+                f"cannot tell the output format from {output!r} (suffix {suffix!r}); "
+                f"pass --format ({', '.join(formats)}) or use a suffix among "
+                f"{', '.join(suffixes)}"
+            )
+            raise CliError(msg)
+        chosen = suffixes[suffix]
+    chosen = chosen or default
+    if chosen == "parquet" and not output:
+        msg = "--format parquet writes a binary file: give it with -o/--output PATH"
+        raise CliError(msg)
+    return chosen
 
 
 def _output_format(args: argparse.Namespace) -> Format:
@@ -180,21 +429,7 @@ def _output_format(args: argparse.Namespace) -> Format:
             raise CliError(msg)
         print("rank-eval: warning: --csv is deprecated; use --format csv", file=sys.stderr)
         chosen = "csv"
-    if chosen is None and args.output:
-        suffix = Path(args.output).suffix.lower()
-        if suffix not in SUFFIX_FORMATS:
-            msg = (
-                f"cannot tell the output format from {args.output!r} (suffix {suffix!r}); "
-                f"pass --format ({', '.join(FORMATS)}) or use a suffix among "
-                f"{', '.join(SUFFIX_FORMATS)}"
-            )
-            raise CliError(msg)
-        chosen = SUFFIX_FORMATS[suffix]
-    chosen = chosen or "table"
-    if chosen == "parquet" and not args.output:
-        msg = "--format parquet writes a binary file: give it with -o/--output PATH"
-        raise CliError(msg)
-    return chosen
+    return _format_from(chosen, args.output, FORMATS, SUFFIX_FORMATS, "table")
 
 
 # ---- reading the input ----------------------------------------------------------------------
@@ -231,6 +466,12 @@ def _check_text_file(path: str, role: str) -> None:
 
 def _read_trec(run_path: str, qrels_path: str) -> pl.LazyFrame:
     """The run and the judgments joined, after checking they are the right way round."""
+    _check_trec_files(run_path, qrels_path)
+    return join_run_qrels(read_trec_run(run_path), read_trec_qrels(qrels_path))
+
+
+def _check_trec_files(run_path: str, qrels_path: str) -> None:
+    """Both files exist, hold lines, and are a run and a qrels file in that order."""
     _check_exists(run_path, "run")
     _check_exists(qrels_path, "qrels")
     _check_text_file(run_path, "run")
@@ -255,7 +496,6 @@ def _read_trec(run_path: str, qrels_path: str) -> pl.LazyFrame:
             "file 'qid Q0 docno rank score tag' (a Parquet log needs no --qrels)"
         )
         raise CliError(msg)
-    return join_run_qrels(read_trec_run(run_path), read_trec_qrels(qrels_path))
 
 
 def _is_parquet(path: str) -> bool:
@@ -313,6 +553,55 @@ def _scan(path: str) -> pl.LazyFrame:
     return pl.scan_parquet(path, hive_partitioning=True if _is_glob(path) else None)
 
 
+def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.LazyFrame:
+    """Each TREC run joined with the judgments, with a ``system`` column naming its run.
+
+    A run is named by its file stem, or with ``naming="tag"`` by the run tag of its lines (one
+    file may then hold several runs). Each run is joined with the qrels on its own, so a judged
+    item it did not retrieve is its row with a null score, as for one run.
+    """
+    for path in paths:
+        _check_trec_files(path, qrels_path)
+    runs: list[tuple[str, str, pl.LazyFrame]] = []  # (name, file, run)
+    if naming == "tag":
+        for path in paths:
+            fields = ["query", "_iter", "item", "_rank", "score", "tag"]
+            lines = _whitespace_fields(path, fields)
+            run = lines.select("query", "item", pl.col("score").cast(pl.Float64), "tag")
+            tags = run.select(pl.col("tag").unique(maintain_order=True)).collect()["tag"]
+            if tags.null_count():
+                msg = (
+                    f"the run {path!r} has lines without a run tag (the 6th field of "
+                    "'qid Q0 docno rank score tag'): name the runs by their files instead "
+                    "(--system-name stem)"
+                )
+                raise CliError(msg)
+            runs.extend((tag, path, run.filter(pl.col("tag") == tag).drop("tag")) for tag in tags)
+    else:
+        runs = [(Path(path).stem, path, read_trec_run(path)) for path in paths]
+    files: dict[str, str] = {}
+    for name, path, _ in runs:
+        if name in files and naming == "tag":
+            msg = (
+                f"the run tag {name!r} is in both {files[name]!r} and {path!r}: give each run "
+                "its own tag, or name the runs by their files (--system-name stem)"
+            )
+            raise CliError(msg)
+        if name in files:
+            msg = (
+                f"two runs are named {name!r} (a run is named by its file stem): "
+                f"{files[name]!r} and {path!r}; rename one, or name the runs by the run tag "
+                "of their lines (--system-name tag)"
+            )
+            raise CliError(msg)
+        files[name] = path
+    qrels = read_trec_qrels(qrels_path)
+    joined = [
+        join_run_qrels(run, qrels).with_columns(pl.lit(name).alias(SYSTEM)) for name, _, run in runs
+    ]
+    return pl.concat(joined, how="vertical").select(SYSTEM, *_COLUMN_ROLES)
+
+
 # ---- evaluating -----------------------------------------------------------------------------
 
 
@@ -328,6 +617,21 @@ class Result:
 
 
 def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Result:
+    per_query, names = _per_query(args, data, by)
+    # The same preset evaluate used, so each column gets its metric's summary rule.
+    preset, _ = settings_for(args.convention, {"ties": args.ties})
+    resolved = resolve_metrics(split_metric_list(args.metrics), preset)
+    means = summary(per_query.lazy(), resolved, by).collect()
+    return Result(per_query if args.per_query else None, means, resolved, by, names["query"])
+
+
+def _per_query(
+    args: argparse.Namespace, data: pl.LazyFrame, by: list[str]
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """``evaluate(per_query=True)`` with the options of the command, and the column names.
+
+    Nothing evaluated is an error saying why (the reason of the ``EmptyEvaluationWarning``).
+    """
     metrics = split_metric_list(args.metrics)
     names: dict[str, Any] = {role: getattr(args, role) or role for role in _COLUMN_ROLES}
     with warnings.catch_warnings(record=True) as caught:
@@ -366,11 +670,7 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
                 warn_if_empty(per_query, data, columns)
             reasons = [str(warning.message) for warning in caught]
         _nothing_evaluated(args, reasons)
-    # The same preset evaluate used, so each column gets its metric's summary rule.
-    preset, _ = settings_for(args.convention, {"ties": args.ties})
-    resolved = resolve_metrics(metrics, preset)
-    means = summary(per_query.lazy(), resolved, by).collect()
-    return Result(per_query if args.per_query else None, means, resolved, by, names["query"])
+    return per_query, names
 
 
 def _nothing_evaluated(args: argparse.Namespace, reasons: list[str]) -> NoReturn:
@@ -464,13 +764,18 @@ def _render(result: Result, fmt: Format) -> str | pl.DataFrame:
         return table.write_json() + "\n"
     if fmt == "parquet":
         return table
+    return _text_table(table)
+
+
+def _text_table(table: pl.DataFrame, *, digits: int = 4, width: int = 200) -> str:
+    """Polars' table: every row and column, ``digits`` decimals, no shape or dtype lines."""
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,
-        float_precision=4,
+        float_precision=digits,
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
-        tbl_width_chars=200,
+        tbl_width_chars=width,
     ):
         return f"{table}\n"
 
@@ -483,6 +788,160 @@ def _write(rendered: str | pl.DataFrame, output: str | None) -> None:
         rendered.write_parquet(output)
     else:
         Path(output).write_text(rendered, encoding="utf-8")
+
+
+# ---- rank-eval compare ----------------------------------------------------------------------
+
+_REPORT_FORMATS: dict[str, ReportFormat] = {
+    "markdown": "markdown",
+    "latex": "latex",
+    "html": "html",
+}
+_TABLE_WIDTH_COMPARE = 1000  # one line per comparison: its column names are not wrapped
+
+
+def _need_scipy() -> None:
+    """Refuse before reading anything: the tests' distributions come from scipy."""
+    try:
+        importlib.import_module("scipy.stats")
+    except ImportError:
+        msg = (
+            "rank-eval compare needs scipy for the distributions of its tests: "
+            'pip install "polars-rankeval[stats]"'
+        )
+        raise CliError(msg) from None
+
+
+def _system_expr(by: list[str]) -> pl.Expr:
+    """A system's name as compare gives it: its --by values as text, joined by " / "."""
+    if len(by) == 1:
+        return pl.col(by[0]).cast(pl.String)
+    return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
+
+
+def _input_systems(data: pl.LazyFrame, by: list[str]) -> list[str] | None:
+    """The systems of the input, sorted; None when a --by column is missing (evaluate says so).
+
+    Read before evaluating, so a misspelled --baseline is refused at once, not after the
+    evaluation of a large log (only the --by columns are read).
+    """
+    schema = data.collect_schema()
+    if any(name not in schema for name in by):
+        return None
+    systems = data.select(_system_expr(by).alias("system")).unique().collect()["system"]
+    return sorted(systems.drop_nulls().to_list())
+
+
+def _check_systems(args: argparse.Namespace, systems: list[str], by: list[str]) -> None:
+    if len(systems) < 2:
+        found = f"one, {systems[0]!r}" if systems else "none"
+        if args.qrels:
+            hint = "give two or more run files"
+            if args.system_name != "tag":
+                hint += " (or a file whose lines carry several run tags, with --system-name tag)"
+            msg = f"compare needs at least two systems; the runs hold {found}: {hint}"
+        else:
+            msg = (
+                f"compare needs at least two systems; --by {','.join(by)} has {found} in "
+                f"{args.inputs[0]!r}"
+            )
+        raise CliError(msg)
+    if args.baseline is None or args.baseline in systems:
+        return
+    close = difflib.get_close_matches(args.baseline, systems, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    shown = ", ".join(repr(name) for name in systems[:10])
+    more = f" and {len(systems) - 10} more" if len(systems) > 10 else ""
+    joined = (
+        f" (a system of several --by columns is their values joined by {SYSTEM_SEPARATOR!r})"
+        if len(by) > 1
+        else ""
+    )
+    msg = (
+        f"--baseline {args.baseline!r} is not a system; the systems are {shown}{more}{joined}{hint}"
+    )
+    raise CliError(msg)
+
+
+def _compare_input(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
+    """The long table to evaluate and the columns naming its systems."""
+    by = _split_by(args.by)
+    if args.qrels:
+        given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
+        if given:
+            msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
+            raise CliError(msg)
+        if by and by != [SYSTEM]:
+            msg = (
+                f"--by {','.join(by)}: with --qrels the systems are the runs, in the column "
+                f"{SYSTEM!r} (leave --by out)"
+            )
+            raise CliError(msg)
+        return _read_trec_runs(args.inputs, args.qrels, args.system_name or "stem"), [SYSTEM]
+    if args.system_name is not None:
+        msg = "--system-name names TREC runs: it needs --qrels QRELS"
+        raise CliError(msg)
+    if len(args.inputs) > 1:
+        msg = (
+            f"{len(args.inputs)} inputs given: several inputs are TREC run files and need "
+            "--qrels QRELS; a log holding every system is one PATH (a file, a directory, or "
+            "a glob in quotes so the shell does not expand it)"
+        )
+        raise CliError(msg)
+    data = _scan(args.inputs[0])
+    if not by:
+        msg = (
+            "compare needs --by COLS, the column(s) whose values are the systems (e.g. --by system)"
+        )
+        raise CliError(msg)
+    return data, by
+
+
+def _render_compare(
+    comparison: pl.DataFrame, fmt: CompareFormat, digits: int
+) -> str | pl.DataFrame:
+    if fmt in _REPORT_FORMATS:
+        text = str(report(comparison, _REPORT_FORMATS[fmt], digits=digits))
+        return text if text.endswith("\n") else f"{text}\n"
+    if fmt == "csv":
+        return comparison.write_csv()
+    if fmt == "json":
+        return comparison.write_json() + "\n"
+    if fmt == "parquet":
+        return comparison
+    return _text_table(comparison, digits=digits, width=_TABLE_WIDTH_COMPARE)
+
+
+def _run_compare(argv: Sequence[str]) -> None:
+    # Intermixed: RUN1 --qrels QRELS RUN2 reads like RUN1 RUN2 --qrels QRELS.
+    args = _compare_parser().parse_intermixed_args(argv)
+    fmt = _format_from(
+        args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "markdown"
+    )
+    _need_scipy()
+    data, by = _compare_input(args)
+    args.path = ", ".join(args.inputs)  # named when nothing is evaluated
+    systems = _input_systems(data, by)
+    if systems is not None:
+        _check_systems(args, systems, by)
+    per_query, names = _per_query(args, data, by)
+    # What compare() does after evaluate(): every column besides the keys is a metric.
+    labels = [name for name in per_query.columns if name not in (*by, names["query"])]
+    comparison = compare_per_query(
+        per_query,
+        by=by,
+        query=names["query"],
+        metrics=labels,
+        baseline=args.baseline,
+        test=args.test,
+        correction=None if args.correction == "none" else args.correction,
+        correction_scope=args.correction_scope,
+        alpha=args.alpha,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        missing=args.missing,
+    )
+    _write(_render_compare(comparison, fmt, args.digits), args.output)
 
 
 # ---- entry point ----------------------------------------------------------------------------
@@ -510,9 +969,16 @@ def _one_line(message: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit status (0, or 2 on any mistake)."""
+    """Run the command line; returns the process exit status (0, or 2 on any mistake).
+
+    ``compare`` as the first argument runs ``rank-eval compare``; anything else evaluates.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        _run(argv)
+        if arguments[:1] == ["compare"]:
+            _run_compare(arguments[1:])
+        else:
+            _run(arguments)
     except SystemExit as done:  # --help
         return done.code if isinstance(done.code, int) else 0
     except (CliError, RankEvalError, pl.exceptions.PolarsError) as error:
