@@ -737,14 +737,15 @@ def systems(comparison: Any) -> alt.LayerChart:
     metrics = list(dict.fromkeys(data["metric"].to_list()))
     labels = list(dict.fromkeys(data["label"].to_list()))
     baselines = list(dict.fromkeys(data["baseline"].to_list()))
-    versus = baselines[0] if len(baselines) == 1 else "baseline"
+    one_baseline = len(baselines) == 1
+    versus = baselines[0] if one_baseline else "baseline"
     y = alt.Y("metric:N", sort=metrics, axis=_axis(alt, None))
     offset = alt.YOffset("label:N", sort=labels)
     color = alt.Color(
         "label:N",
         sort=labels,
         scale=alt.Scale(scheme=_SCHEME),
-        legend=_legend(alt, "system"),
+        legend=_legend(alt, "system" if one_baseline else "comparison"),
     )
     x_title = f"mean difference from {versus} (system − {versus})"
     tooltip = [
@@ -784,7 +785,11 @@ def systems(comparison: Any) -> alt.LayerChart:
     layered: alt.LayerChart = alt.layer(zero, bars, points).properties(
         width=WIDTH,
         height=max(HEIGHT // 2, 40 * len(metrics) * len(labels)),
-        title=_title(alt, "Difference from the baseline, per metric", subtitle),
+        title=_title(
+            alt,
+            "Difference from the baseline" if one_baseline else "Differences between systems",
+            subtitle,
+        ),
     )
     return layered
 

@@ -639,6 +639,17 @@ def test_systems_chart_from_compare(log: pl.DataFrame) -> None:
     chart = rke.plot.systems(comparison)
     assert "95% interval" in chart_text(chart)
     assert_renders(chart, min_height=150)
+    # every pair (several baselines): one colour per comparison
+    three = pl.concat([log, log.filter(system="neural").with_columns(system=pl.lit("hybrid"))])
+    pairs = rke.plot.systems(compare(three, ["ndcg@10", "map"], by="system"))
+    assert "Differences between systems" in chart_text(pairs)
+    (rows,) = [rows for rows in inline_rows(pairs) if "label" in rows[0]]
+    assert {row["label"] for row in rows} == {
+        "hybrid vs bm25",
+        "neural vs bm25",
+        "neural vs hybrid",
+    }
+    assert_renders(pairs, min_height=200)
 
 
 def test_distribution_chart(per_query: pl.DataFrame) -> None:
