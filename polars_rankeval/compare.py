@@ -398,7 +398,9 @@ def _wide(named: pl.DataFrame, metric: str, systems: list[str], missing: Missing
     for system in systems:
         if system not in wide.columns:
             wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(system))
-    return wide.select("__query", *systems)
+    # Sorted by query: the resampling draws meet the queries in an order that does not depend
+    # on the input's row order (or on how Polars ordered a unique()).
+    return wide.select("__query", *systems).sort("__query")
 
 
 def _pairs(

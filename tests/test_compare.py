@@ -237,6 +237,22 @@ def test_bootstrap_p_and_interval_are_seeded() -> None:
     assert 0 < row["p_value"] <= 1
 
 
+@pytest.mark.parametrize("test", ["bootstrap", "randomization"])
+@pytest.mark.parametrize("missing", ["drop", "zero"])
+def test_resampling_results_do_not_depend_on_row_order(test: str, missing: str) -> None:
+    x, y = _scores(8, 60, shift=0.05)
+    table = _table({"a": list(x[:55]), "b": list(y[5:])}, None)
+    table = table.with_columns(
+        pl.when(pl.col("system") == "b").then(pl.col("query") + 5).otherwise("query")
+    )  # a has queries 0..54, b has 5..59: 10 queries on one side only
+    options = {"by": "system", "baseline": "a", "test": test, "missing": missing}
+    first = rke.compare_per_query(table, n_resamples=500, **options)  # type: ignore[arg-type]
+    for seed in range(3):
+        shuffled = table.sample(fraction=1.0, shuffle=True, seed=seed)
+        again = rke.compare_per_query(shuffled, n_resamples=500, **options)  # type: ignore[arg-type]
+        assert again.equals(first)
+
+
 def test_pairing_drops_queries_missing_for_one_system_and_counts_them() -> None:
     table = pl.DataFrame(
         {
