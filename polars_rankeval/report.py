@@ -117,17 +117,28 @@ def _caption(comparison: pl.DataFrame) -> str:
     )
 
 
-def _markdown(
+@dataclass(frozen=True)
+class _Grid:
+    """The table to render: row labels, metric names and formatted cells per row."""
+
+    systems: list[str]
+    metrics: list[str]
+    rows: list[list[str]]
+    caption: str
+
+
+def _grid(
     systems: list[str],
     metrics: list[str],
     cells: dict[tuple[str, str], _Cell],
     caption: str,
+    *,
     digits: int,
-) -> str:
-    lines = [
-        "| system | " + " | ".join(metrics) + " |",
-        "| --- | " + " | ".join("---:" for _ in metrics) + " |",
-    ]
+    style: tuple[str, str],
+) -> _Grid:
+    """Format every cell: ``style`` wraps the best value and the marks (``{}`` placeholders)."""
+    bold, marked = style
+    rows = []
     for system in systems:
         shown = []
         for metric in metrics:
@@ -136,10 +147,22 @@ def _markdown(
                 shown.append("")
                 continue
             text = f"{cell.value:.{digits}f}"
-            text = f"**{text}**" if cell.best else text
-            shown.append(text + (f"<sup>{cell.marks}</sup>" if cell.marks else ""))
-        lines.append(f"| {system} | " + " | ".join(shown) + " |")
-    return "\n".join([*lines, "", f"*{caption}*"])
+            text = bold.format(text) if cell.best else text
+            shown.append(text + (marked.format(cell.marks) if cell.marks else ""))
+        rows.append(shown)
+    return _Grid(systems, metrics, rows, caption)
+
+
+def _markdown(grid: _Grid) -> str:
+    lines = [
+        "| system | " + " | ".join(grid.metrics) + " |",
+        "| --- | " + " | ".join("---:" for _ in grid.metrics) + " |",
+    ]
+    lines += [
+        f"| {system} | " + " | ".join(row) + " |"
+        for system, row in zip(grid.systems, grid.rows, strict=True)
+    ]
+    return "\n".join([*lines, "", f"*{grid.caption}*"])
 
 
 def _latex_escape(text: str) -> str:
@@ -157,69 +180,52 @@ def _latex_escape(text: str) -> str:
     return text
 
 
-def _latex(
-    systems: list[str],
-    metrics: list[str],
-    cells: dict[tuple[str, str], _Cell],
-    caption: str,
-    digits: int,
-) -> str:
+def _latex(grid: _Grid) -> str:
     lines = [
         r"\begin{table}",
         r"\centering",
-        r"\begin{tabular}{l" + "r" * len(metrics) + "}",
+        r"\begin{tabular}{l" + "r" * len(grid.metrics) + "}",
         r"\toprule",
-        "system & " + " & ".join(_latex_escape(m) for m in metrics) + r" \\",
+        "system & " + " & ".join(_latex_escape(m) for m in grid.metrics) + r" \\",
         r"\midrule",
     ]
-    for system in systems:
-        shown = []
-        for metric in metrics:
-            cell = cells.get((system, metric))
-            if cell is None:
-                shown.append("")
-                continue
-            text = f"{cell.value:.{digits}f}"
-            text = rf"\textbf{{{text}}}" if cell.best else text
-            shown.append(text + (f"$^{{{cell.marks}}}$" if cell.marks else ""))
-        lines.append(_latex_escape(system) + " & " + " & ".join(shown) + r" \\")
+    lines += [
+        _latex_escape(system) + " & " + " & ".join(row) + r" \\"
+        for system, row in zip(grid.systems, grid.rows, strict=True)
+    ]
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        rf"\caption{{{_latex_escape(caption)}}}",
+        rf"\caption{{{_latex_escape(grid.caption)}}}",
         r"\end{table}",
     ]
     return "\n".join(lines)
 
 
-def _html(
-    systems: list[str],
-    metrics: list[str],
-    cells: dict[tuple[str, str], _Cell],
-    caption: str,
-    digits: int,
-) -> str:
-    head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
-    rows = []
-    for system in systems:
-        shown = []
-        for metric in metrics:
-            cell = cells.get((system, metric))
-            if cell is None:
-                shown.append("<td></td>")
-                continue
-            text = f"{cell.value:.{digits}f}"
-            text = f"<b>{text}</b>" if cell.best else text
-            sup = f"<sup>{cell.marks}</sup>" if cell.marks else ""
-            shown.append(f'<td style="text-align:right">{text}{sup}</td>')
-        rows.append(
-            f'<tr><th style="text-align:left">{html.escape(system)}</th>{"".join(shown)}</tr>'
-        )
+def _html(grid: _Grid) -> str:
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in grid.metrics)
+    rows = [
+        '<tr><th style="text-align:left">'
+        + html.escape(system)
+        + "</th>"
+        + "".join(f'<td style="text-align:right">{cell}</td>' for cell in row)
+        + "</tr>"
+        for system, row in zip(grid.systems, grid.rows, strict=True)
+    ]
     return (
-        f"<table><caption>{html.escape(caption)}</caption>"
+        f"<table><caption>{html.escape(grid.caption)}</caption>"
         f"<thead><tr><th>system</th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+# How each format writes the best value (bold) and the significance letters (superscript).
+_STYLES = {
+    "markdown": ("**{}**", "<sup>{}</sup>"),
+    "latex": (r"\textbf{{{}}}", "$^{{{}}}$"),
+    "html": ("<b>{}</b>", "<sup>{}</sup>"),
+}
+_RENDERERS = {"markdown": _markdown, "latex": _latex, "html": _html}
 
 
 def report(comparison: pl.DataFrame, format: Format = "markdown", *, digits: int = 4) -> Report:
@@ -273,5 +279,5 @@ def report(comparison: pl.DataFrame, format: Format = "markdown", *, digits: int
         msg = f"option digits= must be an int from 0 to 12, got {digits!r}"
         raise InvalidOptionError(msg)
     systems, metrics, cells = _table(frame)
-    render = {"markdown": _markdown, "latex": _latex, "html": _html}[chosen]
-    return Report(render(systems, metrics, cells, _caption(frame), digits), chosen)
+    grid = _grid(systems, metrics, cells, _caption(frame), digits=digits, style=_STYLES[chosen])
+    return Report(_RENDERERS[chosen](grid), chosen)
