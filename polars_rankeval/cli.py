@@ -26,7 +26,7 @@ import math
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeVar
 
@@ -46,7 +46,14 @@ from polars_rankeval.io import (
     trec_file_kind,
 )
 from polars_rankeval.metrics import Metric
-from polars_rankeval.registry import resolve_metrics, split_metric_list
+from polars_rankeval.registry import (
+    TREC_QUERY_ONLY,
+    TREC_SUMMARY_ONLY,
+    resolve_metrics,
+    split_metric_list,
+    trec_measure_names,
+    trec_measure_of,
+)
 from polars_rankeval.report import Format as ReportFormat
 from polars_rankeval.report import report
 from polars_rankeval.validation import warn_if_empty
@@ -90,6 +97,7 @@ SYSTEM = "system"
 FormatT = TypeVar("FormatT", bound=str)
 SUMMARY_QUERY = "all"  # trec_eval's query id for the summary over queries
 _TREC_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f"
+_DIGITS = 9  # relstring: labels above 9 have no digit of their own
 _GLOB_CHARS = frozenset("*?[")
 _COLUMN_ROLES = ("query", "item", "score", "relevance")
 
@@ -109,8 +117,10 @@ def _add_metrics(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument(
         "-m",
         "--metrics",
-        default=default,
-        help=f"comma-separated metric strings (default: {default})",
+        action="append",
+        default=None,
+        help=f"comma-separated metric strings (default: {default}); repeatable; trec_eval's "
+        "measures, parameters and sets too: -m P.5,10 -m ndcg_cut.10 -m official, -m all_trec",
     )
 
 
@@ -128,6 +138,29 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         "--complete",
         action="store_true",
         help="score judged queries with no retrieved row as 0 (trec_eval -c)",
+    )
+    parser.add_argument(
+        "-M",
+        "--max-docs",
+        type=_positive_int,
+        default=None,
+        help="evaluate at most this many items per query, the first in trec_eval's order "
+        "(score descending, then item id descending) (trec_eval -M)",
+    )
+    parser.add_argument(
+        "-J",
+        "--judged-only",
+        action="store_true",
+        help="drop retrieved items without a judgment (or with a negative label) before "
+        "ranking (trec_eval -J)",
+    )
+    parser.add_argument(
+        "-N",
+        "--num-docs",
+        type=_non_negative_int,
+        default=None,
+        help="number of documents in the collection, used by utility's 4th coefficient "
+        "(trec_eval -N)",
     )
     parser.add_argument(
         "--ties", choices=["trec", "expected"], default=None, help="tie handling (default trec)"
@@ -607,32 +640,154 @@ def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.La
 
 @dataclass(frozen=True)
 class Result:
-    """What the command computed: per-query rows (if asked for) and the summary rows."""
+    """What the command computed: per-query rows (if asked for) and the summary rows.
+
+    ``printed`` is the order of the ``trec`` lines: the metric labels, and with trec_eval's
+    measure names also ``runid`` and ``relstring``, which are not metrics (``runid`` names the
+    run, ``relstrings`` holds each query's string, keyed by its ``by`` values and query).
+    """
 
     per_query: pl.DataFrame | None
     summary: pl.DataFrame
     metrics: list[tuple[str, Metric]]
     by: list[str]
     query: str
+    printed: list[str] = field(default_factory=list)
+    runid: str = ""
+    relstrings: dict[tuple[object, ...], str] = field(default_factory=dict)
+
+
+def _metric_plan(args: argparse.Namespace) -> tuple[list[str], list[str] | None]:
+    """The metric strings to evaluate, and trec_eval's names in its print order (or None).
+
+    Every ``-m`` a trec_eval measure, measure with parameters or set (``-m P.5,10``,
+    ``-m all_trec``): trec_eval's names in trec_eval's order, as it prints them whatever the
+    order of its ``-m`` options. Otherwise each ``-m`` is a list of our metric strings (where
+    one is a trec_eval form, its names), in the order given.
+    """
+    values: list[str] = args.metrics or [args.default_metrics]
+    printed = trec_measure_names(values)
+    if printed is None:
+        specs = []
+        for value in values:
+            named = trec_measure_names([value])
+            specs.extend(named if named is not None else split_metric_list(value))
+    else:
+        specs = printed
+    # runid and relstring are text, not metrics: the trec output prints them itself.
+    specs = [name for name in specs if trec_measure_of(name) not in ("runid", "relstring")]
+    return specs, printed
 
 
 def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Result:
-    per_query, names = _per_query(args, data, by)
+    specs, printed = _metric_plan(args)
+    data = _limit_items(args, data, by)
+    per_query, names = _per_query(args, data, by, specs)
     # The same preset evaluate used, so each column gets its metric's summary rule.
     preset, _ = settings_for(args.convention, {"ties": args.ties})
-    resolved = resolve_metrics(split_metric_list(args.metrics), preset)
+    resolved = resolve_metrics(specs, preset)
     means = summary(per_query.lazy(), resolved, by).collect()
-    return Result(per_query if args.per_query else None, means, resolved, by, names["query"])
+    if printed is None:
+        printed = [label for label, _ in resolved]
+    relstring = next((name for name in printed if trec_measure_of(name) == "relstring"), None)
+    keys = [*by, names["query"]]
+    return Result(
+        per_query if args.per_query else None,
+        means,
+        resolved,
+        by,
+        names["query"],
+        printed,
+        _runid(args, per_query, names["query"]) if "runid" in printed else "",
+        _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
+    )
+
+
+def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    """trec_eval's ``-M k`` and ``-J``: what each query's ranking holds before evaluation.
+
+    ``-M``: the first k retrieved items in trec_eval's order (score descending, ties by item
+    id descending); a judged item past the cut stays as judged but not retrieved, so it still
+    counts toward R, as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
+    without a judgment or with a negative label (pooled but unjudged) are dropped, and the
+    rest keep their order, so they are ranked again without gaps.
+    """
+    if args.max_docs is None and not args.judged_only:
+        return data
+    query, item, score, relevance = (getattr(args, role) or role for role in _COLUMN_ROLES)
+    keys = [*by, query]
+    retrieved = pl.col(score).is_not_null()
+    if args.max_docs is not None:
+        cut = "__rke_cut"
+        data = (
+            data.sort(
+                [*keys, score, item],
+                descending=[*(False for _ in keys), True, True],
+                nulls_last=True,
+            )
+            .with_columns(
+                (retrieved & (pl.int_range(pl.len()).over(keys) >= args.max_docs)).alias(cut)
+            )
+            .filter(~pl.col(cut) | pl.col(relevance).is_not_null())
+            .with_columns(pl.when(pl.col(cut)).then(None).otherwise(pl.col(score)).alias(score))
+            .drop(cut)
+        )
+    if args.judged_only:
+        judged = pl.col(relevance).is_not_null() & (pl.col(relevance) >= 0)
+        data = data.filter(~retrieved | judged)
+    return data
+
+
+def _runid(args: argparse.Namespace, per_query: pl.DataFrame, query: str) -> str:
+    """trec_eval's runid: the run tag of the last evaluated query (the 6th field of a line)."""
+    if not args.qrels:
+        return Path(args.path).stem
+    fields = ["query", "_iter", "_item", "_rank", "_score", "tag"]
+    tags = _whitespace_fields(args.path, fields).select("query", "tag").collect()
+    by_query = dict(zip(tags["query"], tags["tag"], strict=True))
+    evaluated = [str(name) for name in per_query[query] if str(name) in by_query]
+    # With -c the last query may have no run lines; trec_eval then names the run's first.
+    tag = by_query[evaluated[-1]] if evaluated else tags["tag"][0]
+    return str(tag or "")
+
+
+def _relstrings(
+    data: pl.LazyFrame, name: str, names: dict[str, Any], keys: list[str]
+) -> dict[tuple[object, ...], str]:
+    """trec_eval's relstring per query: one character per retrieved item, in rank order.
+
+    The label's digit (``>`` above 9), ``-`` for an item not in the qrels, ``.`` for a pooled
+    but unjudged one (negative label); the first ``relstring_N`` items (10 by default).
+    """
+    length = int(name.rpartition("_")[2]) if name != "relstring" else 10
+    score, item, relevance = names["score"], names["item"], names["relevance"]
+    label = pl.col(relevance)
+    char = (
+        pl.when(label.is_null())
+        .then(pl.lit("-"))
+        .when(label < 0)
+        .then(pl.lit("."))
+        .when(label > _DIGITS)
+        .then(pl.lit(">"))
+        .otherwise(label.cast(pl.Int64).cast(pl.String))
+    )
+    strings = (
+        data.filter(pl.col(score).is_not_null())
+        .sort([*keys, score, item], descending=[*(False for _ in keys), True, True])
+        .group_by(keys, maintain_order=True)
+        .agg(char.head(length).str.join("").alias("__rke_relstring"))
+        .collect()
+    )
+    return {row[:-1]: row[-1] for row in strings.iter_rows()}
 
 
 def _per_query(
-    args: argparse.Namespace, data: pl.LazyFrame, by: list[str]
+    args: argparse.Namespace, data: pl.LazyFrame, by: list[str], metrics: list[str]
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """``evaluate(per_query=True)`` with the options of the command, and the column names.
 
     Nothing evaluated is an error saying why (the reason of the ``EmptyEvaluationWarning``).
     """
-    metrics = split_metric_list(args.metrics)
     names: dict[str, Any] = {role: getattr(args, role) or role for role in _COLUMN_ROLES}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", EmptyEvaluationWarning)
@@ -714,12 +869,25 @@ def _trec_value(value: object, dtype: pl.DataType) -> str | None:
 
 def _trec_lines(frame: pl.DataFrame, result: Result, *, means: bool) -> list[str]:
     """trec_eval's lines ``measure<TAB>query<TAB>value`` for the rows of one run."""
+    metrics = dict(result.metrics)
     lines = []
     for row in frame.iter_rows(named=True):
         query = SUMMARY_QUERY if means else row[result.query]
-        for label, metric in result.metrics:
-            if not means and metric.name == "num_q":
-                continue  # trec_eval -q prints num_q only in the summary
+        for label in result.printed:
+            measure = trec_measure_of(label)
+            if measure == "runid":
+                if means and not result.by:  # with --by, _trec names the run
+                    lines.append(f"{'runid':<{_TREC_WIDTH}}\t{query}\t{result.runid}")
+                continue
+            if measure in TREC_QUERY_ONLY:  # relstring: text, per query only
+                if not means:
+                    key = (*(row[name] for name in result.by), row[result.query])
+                    lines.append(
+                        f"{label:<{_TREC_WIDTH}}\t{query}\t'{result.relstrings.get(key, '')}'"
+                    )
+                continue
+            if not means and {measure, metrics[label].name} & TREC_SUMMARY_ONLY:
+                continue  # trec_eval -q prints num_q, gm_map, gm_bpref only in the summary
             value = _trec_value(row[label], frame.schema[label])
             if value is not None:
                 lines.append(f"{label:<{_TREC_WIDTH}}\t{query}\t{value}")
@@ -915,6 +1083,7 @@ def _render_compare(
 def _run_compare(argv: Sequence[str]) -> None:
     # Intermixed: RUN1 --qrels QRELS RUN2 reads like RUN1 RUN2 --qrels QRELS.
     args = _compare_parser().parse_intermixed_args(argv)
+    args.default_metrics = COMPARE_METRICS
     fmt = _format_from(
         args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "markdown"
     )
@@ -924,7 +1093,8 @@ def _run_compare(argv: Sequence[str]) -> None:
     systems = _input_systems(data, by)
     if systems is not None:
         _check_systems(args, systems, by)
-    per_query, names = _per_query(args, data, by)
+    specs, _ = _metric_plan(args)
+    per_query, names = _per_query(args, _limit_items(args, data, by), by, specs)
     # What compare() does after evaluate(): every column besides the keys is a metric.
     labels = [name for name in per_query.columns if name not in (*by, names["query"])]
     comparison = compare_per_query(
@@ -959,6 +1129,8 @@ def _run(argv: Sequence[str] | None) -> None:
         data = _read_trec(args.path, args.qrels)
     else:
         data = _scan(args.path)
+    # trec_eval's default measures are its official set: its layout from TREC files gets them.
+    args.default_metrics = "official" if fmt == "trec" and args.qrels else DEFAULT_METRICS
     _write(_render(_evaluate(args, data, by), fmt), args.output)
 
 

@@ -152,6 +152,48 @@ class _MetricMethods(Generic[ResultT]):
         """``kendall_tau``: Kendall's tau-b of score and label per query."""
         return self._one("kendall_tau", None, options)
 
+    # trec_eval's set measures and their relatives (metrics/trec_sets.py)
+
+    def set_p(self, **options: Any) -> ResultT:
+        """``set_p`` (trec_eval ``set_P``): precision of the whole retrieved set."""
+        return self._one("set_p", None, options)
+
+    def set_recall(self, **options: Any) -> ResultT:
+        """``set_recall``: recall of the whole retrieved set."""
+        return self._one("set_recall", None, options)
+
+    def set_map(self, **options: Any) -> ResultT:
+        """``set_map``: ``set_p · set_recall``."""
+        return self._one("set_map", None, options)
+
+    def set_f(self, **options: Any) -> ResultT:
+        """``set_f`` (trec_eval ``set_F``); option ``beta`` (default 1, not squared)."""
+        return self._one("set_f", None, options)
+
+    def set_relative_p(self, **options: Any) -> ResultT:
+        """``set_relative_p``: ``num_rel_ret / min(num_ret, R)``."""
+        return self._one("set_relative_p", None, options)
+
+    def relative_p(self, k: Cutoff, **options: Any) -> ResultT:
+        """``relative_p@k``: ``hits@k / min(k, R)``."""
+        return self._one("relative_p", k, options)
+
+    def rprec_mult(self, **options: Any) -> ResultT:
+        """``rprec_mult``: precision at ``⌊mult·R + 0.9⌋``; option ``mult`` (default 1)."""
+        return self._one("rprec_mult", None, options)
+
+    def utility(self, **options: Any) -> ResultT:
+        """``utility``; options ``a``, ``b``, ``c``, ``d`` (default 1, -1, 0, 0), ``num_docs``."""
+        return self._one("utility", None, options)
+
+    def num_nonrel_judged_ret(self, **options: Any) -> ResultT:
+        """``num_nonrel_judged_ret``: retrieved rows judged non-relevant (summed)."""
+        return self._one("num_nonrel_judged_ret", None, options)
+
+    def unj(self, k: Cutoff, **options: Any) -> ResultT:
+        """``unj@k``: fraction of the top ``k`` that is unjudged."""
+        return self._one("unj", k, options)
+
 
 class _FrameNamespace(_MetricMethods[FrameT]):
     """``df.rank_eval`` / ``lf.rank_eval``: one method per metric plus :meth:`evaluate`.

@@ -98,6 +98,17 @@ _FAMILIES: dict[str, _Family] = {
     "num_rel": _Family(m.num_rel, "none"),
     "num_rel_ret": _Family(m.num_rel_ret, "none"),
     "num_q": _Family(m.num_q, "none"),
+    # trec_eval's set measures and their relatives (metrics/trec_sets.py)
+    "set_p": _Family(m.set_precision, "none"),
+    "set_recall": _Family(m.set_recall, "none"),
+    "set_map": _Family(m.set_map, "none"),
+    "set_f": _Family(m.set_f, "none"),
+    "set_relative_p": _Family(m.set_relative_precision, "none"),
+    "relative_p": _Family(m.relative_precision, "required"),
+    "rprec_mult": _Family(m.r_precision_mult, "none"),
+    "utility": _Family(m.utility, "none"),
+    "num_nonrel_judged_ret": _Family(m.num_nonrel_judged_ret, "none"),
+    "unj": _Family(m.unjudged, "required"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.
@@ -126,9 +137,214 @@ _ALIASES: dict[str, str] = {
 }
 
 _SPEC = re.compile(
-    r"^(?P<name>[a-z][a-z0-9_\-]*?)(?:@(?P<cutoffs>[^()]*))?(?:\((?P<options>.*)\))?$",
+    # A name may start with a digit: trec_eval's 11pt_avg.
+    r"^(?P<name>[a-z0-9][a-z0-9_\-]*?)(?:@(?P<cutoffs>[^()]*))?(?:\((?P<options>.*)\))?$",
 )
 _TREC_CUTOFF = re.compile(r"^(?P<name>[a-z][a-z0-9_\-]*?)_(?P<k>\d+)$")
+
+
+# ---- trec_eval's own measure names --------------------------------------------------------------
+
+#: trec_eval's measures in the order it computes and prints them (``te_trec_measures`` in its
+#: measures.c), with the parameters it uses when none are given.
+_LONG_CUTS = "5,10,15,20,30,100,200,500,1000"
+TREC_MEASURES: dict[str, str | None] = {
+    "runid": None,
+    "num_q": None,
+    "num_ret": None,
+    "num_rel": None,
+    "num_rel_ret": None,
+    "map": None,
+    "gm_map": None,
+    "Rprec": None,
+    "bpref": None,
+    "recip_rank": None,
+    "iprec_at_recall": "0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0",
+    "P": _LONG_CUTS,
+    "relstring": None,
+    "recall": _LONG_CUTS,
+    "infAP": None,
+    "gm_bpref": None,
+    "Rprec_mult": "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0",
+    "utility": None,
+    "11pt_avg": None,
+    "binG": None,
+    "G": None,
+    "ndcg": None,
+    "ndcg_rel": None,
+    "Rndcg": None,
+    "ndcg_cut": _LONG_CUTS,
+    "map_cut": _LONG_CUTS,
+    "relative_P": _LONG_CUTS,
+    "success": "1,5,10",
+    "set_P": None,
+    "set_relative_P": None,
+    "set_recall": None,
+    "set_map": None,
+    "set_F": None,
+    "num_nonrel_judged_ret": None,
+    "rbp": None,
+    "rbp_resid": None,
+    "unj": "5,10,20",
+}
+#: trec_eval's measure sets (``-m official``, ``-m all_trec``, ``-m set``; measures.c).
+TREC_SETS: dict[str, tuple[str, ...]] = {
+    "official": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"),
+        *("bpref", "recip_rank", "iprec_at_recall", "P"),
+    ),
+    "all_trec": tuple(TREC_MEASURES),
+    "set": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P"),
+        *("set_recall", "set_relative_P", "set_map", "set_F"),
+    ),
+}
+#: Measures trec_eval prints in the summary only (``-q`` gives them no per-query line) and the
+#: one it prints per query only (a string has no mean).
+TREC_SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
+TREC_QUERY_ONLY = frozenset({"relstring"})
+# How trec_eval names the values of a measure from its parameters (meas_init.c): integer
+# cutoffs "P_5", sorted; real cutoffs "iprec_at_recall_0.10" ("%3.2f"), sorted; otherwise the
+# parameter text as given, "utility_2,-1,0,0", "ndcg_1=3,2=9,4=4.5".
+_LONG_CUT_MEASURES = frozenset(
+    {"P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "unj"}
+)
+_DOUBLE_CUT_MEASURES = frozenset({"iprec_at_recall", "Rprec_mult"})
+
+
+def _atol(text: str) -> int:
+    """C's ``atol``: the leading integer of the text (``"23.4"`` is 23), 0 if there is none."""
+    found = re.match(r"\s*[+-]?\d+", text)
+    return int(found[0]) if found else 0
+
+
+def _atof(text: str) -> float:
+    """C's ``atof``: the leading number of the text, 0.0 if there is none."""
+    found = re.match(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
+    return float(found[0]) if found else 0.0
+
+
+def _trec_value_names(measure: str, parameters: str | None) -> list[str]:
+    """The names trec_eval prints for one measure and its parameter text (None: defaults)."""
+    params = TREC_MEASURES[measure] if parameters is None else parameters
+    if params is None:
+        return [measure]
+    if measure in _LONG_CUT_MEASURES:
+        return [f"{measure}_{value}" for value in sorted(_atol(p) for p in params.split(","))]
+    if measure in _DOUBLE_CUT_MEASURES:
+        return [f"{measure}_{value:3.2f}" for value in sorted(_atof(p) for p in params.split(","))]
+    return [f"{measure}_{params}"]
+
+
+def trec_measure_names(arguments: Sequence[str]) -> list[str] | None:
+    """The names trec_eval prints for its ``-m`` arguments, in the order it prints them.
+
+    Each argument is a measure (``"P"``), a measure with parameters after a dot
+    (``"P.5,7,3"``, ``"ndcg.1=3,2=9,4=4.5"``, ``"iprec_at_recall..10,.20"``) or a set
+    (``"official"``, ``"all_trec"``, ``"set"``). trec_eval prints the measures in its own order,
+    whatever the order of the arguments; a later argument's parameters replace an earlier
+    one's. None if an argument is none of these (then it is one of our metric strings).
+
+    Examples
+    --------
+    >>> trec_measure_names(["P.5,7,3", "map"])
+    ['map', 'P_3', 'P_5', 'P_7']
+    >>> trec_measure_names(["Rprec_mult.5.0,0.2", "utility.2,-1,0,0"])
+    ['Rprec_mult_0.20', 'Rprec_mult_5.00', 'utility_2,-1,0,0']
+    >>> trec_measure_names(["ndcg@10"]) is None
+    True
+    """
+    chosen: dict[str, str | None] = {}
+    for argument in arguments:
+        if argument in TREC_SETS:
+            for measure in TREC_SETS[argument]:
+                chosen.setdefault(measure, None)
+            continue
+        measure, dot, parameters = argument.partition(".")
+        if measure not in TREC_MEASURES or (dot and not parameters):
+            return None
+        chosen[measure] = parameters if dot else chosen.get(measure)
+    return [
+        name
+        for measure in TREC_MEASURES
+        if measure in chosen
+        for name in _trec_value_names(measure, chosen[measure])
+    ]
+
+
+def trec_measure_of(name: str) -> str | None:
+    """The trec_eval measure a printed name belongs to: ``"P_5"`` → ``"P"``, else None."""
+    if name in TREC_MEASURES:
+        return name
+    for measure in sorted(TREC_MEASURES, key=len, reverse=True):
+        if name.startswith(f"{measure}_") and measure != "runid":
+            return measure
+    return None
+
+
+# A printed name whose parameter is not an integer cutoff, lower-cased: its family (a key of
+# _FAMILIES, which may not be registered yet) and how its parameter text is read.
+_TREC_NUMBERS = r"[-+0-9.]+(?:,[-+0-9.]+)*"
+_TREC_PAIRS = r"[a-z0-9_]+=[-+0-9.e]+(?:,[a-z0-9_]+=[-+0-9.e]+)*"
+_TREC_PARAMETERISED = re.compile(
+    # Longer names first: rbp_resid_p=0.5 is rbp_resid's, not rbp's.
+    r"^(?P<family>iprec_at_recall|rprec_mult|utility|11pt_avg|set_f|ndcg_rel|ndcg|rndcg|bing|g"
+    rf"|rbp_resid|rbp)_(?P<params>{_TREC_NUMBERS}|{_TREC_PAIRS})$"
+)
+_TREC_GAIN_FAMILIES = frozenset({"ndcg", "ndcg_rel", "rndcg", "g", "bing"})
+
+
+def _positional_names(family: _Family) -> list[str]:
+    """The builder's parameters in order, which trec_eval's parameter list fills in turn."""
+    parameters = inspect.signature(family.build).parameters.values()
+    return [
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+
+
+def _parse_trec_parameterised(spec: str, convention: Convention) -> Metric | None:
+    """A trec_eval name with real or paired parameters, as trec_eval prints it.
+
+    ``iprec_at_recall_0.10``, ``Rprec_mult_0.20``, ``utility_2,-1,0,0``, ``11pt_avg_.25,.5``,
+    ``set_F_0.5``, ``ndcg_1=3,2=9,4=4.5``. None when the name has no such form. The parameters
+    fill the family builder's parameters in order (``key=value`` pairs: gains of the
+    ndcg-like families, else options by name).
+    """
+    match = _TREC_PARAMETERISED.match(spec.lower())
+    if match is None:
+        return None
+    family_name, text = match["family"], match["params"]
+    if family_name in _TREC_GAIN_FAMILIES and "=" not in text:
+        return None  # ndcg_10 and friends are integer cutoffs, read by the general grammar
+    family = _FAMILIES.get(family_name)
+    if family is None:
+        msg = f"trec_eval's measure {spec!r} is not implemented yet (no metric {family_name!r})"
+        raise UnknownMetricError(msg)
+    options: dict[str, Any] = {}
+    if "=" in text:
+        pairs = [pair.partition("=") for pair in text.split(",")]
+        if family_name in _TREC_GAIN_FAMILIES:
+            options["gain"] = {_atol(key): _atof(value) for key, _, value in pairs}
+        else:
+            options.update({key: _atof(value) for key, _, value in pairs})
+        cutoff = None
+    else:
+        values: list[Any] = [_atof(part) for part in text.split(",")]
+        if family.cutoff == "none":
+            if family_name == "11pt_avg":
+                values = [values]  # one parameter: the recall levels
+            options.update(dict(zip(_positional_names(family), values, strict=False)))
+            cutoff = None
+        else:
+            cutoff = values[0]
+            if len(values) > 1:
+                names = _positional_names(family)[1:]
+                options.update(dict(zip(names, values[1:], strict=False)))
+    defaults = convention.defaults_for(family_name, None) if family_name in _FAMILIES else {}
+    metric = family.make(cutoff, options, spec, defaults)
+    return replace(metric, name=spec)
 
 
 def known_metrics() -> list[str]:
@@ -230,6 +446,8 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
         msg = f"a metric must be a string such as 'ndcg@10' or a Metric object, got {text!r}"
         raise InvalidOptionError(msg)
     spec = text.strip()
+    if (parameterised := _parse_trec_parameterised(spec, convention)) is not None:
+        return [(spec, parameterised)]
     match = _SPEC.match(spec.lower())
     if match is None:
         msg = f"cannot read metric {text!r}; expected e.g. 'ndcg@10', 'map' or 'ndcg@5,10'"
@@ -282,7 +500,8 @@ def split_metric_list(text: str) -> list[str]:
     """
     merged: list[str] = []
     for part in _split_top_level(text):
-        if part[0].isdigit() and merged and "@" in merged[-1]:
+        # "10" or "10(...)" continues a sweep; "11pt_avg" is a metric of its own.
+        if re.match(r"\d+(\(|$)", part) and merged and "@" in merged[-1]:
             merged[-1] = f"{merged[-1]},{part}"
         else:
             merged.append(part)

@@ -57,6 +57,16 @@ METRICS = [
     "num_rel",
     "num_rel_ret",
     "num_q",
+    "set_p",
+    "set_recall",
+    "set_map",
+    "set_f",
+    "set_relative_p",
+    "relative_p@5",
+    "rprec_mult",
+    "utility",
+    "num_nonrel_judged_ret",
+    "unj@5",
 ]
 
 LOG = pl.DataFrame(

@@ -20,6 +20,18 @@ from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
 from polars_rankeval.metrics.dcg import dcg, ndcg
 from polars_rankeval.metrics.rank_position import first_relevant_position, mean_rank
+from polars_rankeval.metrics.trec_sets import (
+    num_nonrel_judged_ret,
+    r_precision_mult,
+    relative_precision,
+    set_f,
+    set_map,
+    set_precision,
+    set_recall,
+    set_relative_precision,
+    unjudged,
+    utility,
+)
 from polars_rankeval.metrics.user_model import err, rbp
 
 __all__ = [
@@ -37,15 +49,25 @@ __all__ = [
     "mean_average_recall",
     "mean_rank",
     "ndcg",
+    "num_nonrel_judged_ret",
     "num_q",
     "num_rel",
     "num_rel_ret",
     "num_ret",
     "precision",
     "r_precision",
+    "r_precision_mult",
     "rbp",
     "recall",
     "reciprocal_rank",
+    "relative_precision",
+    "set_f",
+    "set_map",
+    "set_precision",
+    "set_recall",
+    "set_relative_precision",
     "spearman",
     "success",
+    "unjudged",
+    "utility",
 ]
