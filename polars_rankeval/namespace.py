@@ -124,6 +124,26 @@ class _MetricMethods(Generic[ResultT]):
         """``rbp``; options ``p`` (persistence, default 0.9) and ``gain``."""
         return self._one("rbp", None, options)
 
+    def rbp_resid(self, **options: Any) -> ResultT:
+        """``rbp_resid`` (trec_eval): RBP's residual; option ``p`` (default 0.9)."""
+        return self._one("rbp_resid", None, options)
+
+    def bin_g(self, **options: Any) -> ResultT:
+        """``binG`` (trec_eval): binary gain over ``log2(2 + non-relevant rows above)``."""
+        return self._one("bing", None, options)
+
+    def g(self, **options: Any) -> ResultT:
+        """``G`` (trec_eval): normalised gain against the ideal cost so far."""
+        return self._one("g", None, options)
+
+    def ndcg_rel(self, **options: Any) -> ResultT:
+        """``ndcg_rel`` (trec_eval): ndcg averaged over the positive-gain rows."""
+        return self._one("ndcg_rel", None, options)
+
+    def rndcg(self, **options: Any) -> ResultT:
+        """``Rndcg`` (trec_eval): ndcg averaged where the ideal gain changes."""
+        return self._one("rndcg", None, options)
+
     def bpref(self, **options: Any) -> ResultT:
         """``bpref``."""
         return self._one("bpref", None, options)

@@ -20,6 +20,7 @@ from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
 from polars_rankeval.metrics.dcg import dcg, ndcg
 from polars_rankeval.metrics.rank_position import first_relevant_position, mean_rank
+from polars_rankeval.metrics.trec_gain import bin_g, g, ndcg_rel, rbp_resid, rndcg
 from polars_rankeval.metrics.trec_sets import (
     num_nonrel_judged_ret,
     r_precision_mult,
@@ -37,11 +38,13 @@ from polars_rankeval.metrics.user_model import err, rbp
 __all__ = [
     "Metric",
     "average_precision",
+    "bin_g",
     "bpref",
     "dcg",
     "err",
     "f1",
     "first_relevant_position",
+    "g",
     "hits",
     "inferred_average_precision",
     "judged",
@@ -49,6 +52,7 @@ __all__ = [
     "mean_average_recall",
     "mean_rank",
     "ndcg",
+    "ndcg_rel",
     "num_nonrel_judged_ret",
     "num_q",
     "num_rel",
@@ -58,9 +62,11 @@ __all__ = [
     "r_precision",
     "r_precision_mult",
     "rbp",
+    "rbp_resid",
     "recall",
     "reciprocal_rank",
     "relative_precision",
+    "rndcg",
     "set_f",
     "set_map",
     "set_precision",
