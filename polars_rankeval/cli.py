@@ -26,7 +26,7 @@ import math
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeVar
 
@@ -45,10 +45,11 @@ from polars_rankeval.io import (
     read_trec_run,
     trec_file_kind,
 )
-from polars_rankeval.metrics import Metric
+from polars_rankeval.metrics import Metric, utility
 from polars_rankeval.registry import (
     TREC_QUERY_ONLY,
     TREC_SUMMARY_ONLY,
+    parse_metrics,
     resolve_metrics,
     split_metric_list,
     trec_measure_names,
@@ -657,8 +658,18 @@ class Result:
     relstrings: dict[tuple[object, ...], str] = field(default_factory=dict)
 
 
-def _metric_plan(args: argparse.Namespace) -> tuple[list[str], list[str] | None]:
-    """The metric strings to evaluate, and trec_eval's names in its print order (or None).
+def _with_num_docs(spec: str, num_docs: int | None) -> str | Metric:
+    """trec_eval's ``-N``: the collection size reaches utility, its only user (4th coefficient)."""
+    if num_docs is None or trec_measure_of(spec) != "utility":
+        return spec
+    parameters = spec.partition("_")[2]
+    coefficients = [float(value) for value in parameters.split(",")] if parameters else []
+    options = dict(zip("abcd", coefficients, strict=False))
+    return replace(utility(**options, num_docs=num_docs), name=spec)
+
+
+def _metric_plan(args: argparse.Namespace) -> tuple[list[str | Metric], list[str]]:
+    """The metrics to evaluate, and the names in the order the trec lines print them.
 
     Every ``-m`` a trec_eval measure, measure with parameters or set (``-m P.5,10``,
     ``-m all_trec``): trec_eval's names in trec_eval's order, as it prints them whatever the
@@ -674,9 +685,22 @@ def _metric_plan(args: argparse.Namespace) -> tuple[list[str], list[str] | None]
             specs.extend(named if named is not None else split_metric_list(value))
     else:
         specs = printed
+    printed = specs  # a sweep (ndcg@5,10) is widened to its labels in _printed_labels
     # runid and relstring are text, not metrics: the trec output prints them itself.
-    specs = [name for name in specs if trec_measure_of(name) not in ("runid", "relstring")]
-    return specs, printed
+    kept = [name for name in specs if trec_measure_of(name) not in ("runid", "relstring")]
+    return [_with_num_docs(name, args.num_docs) for name in kept], printed
+
+
+def _printed_labels(printed: list[str], resolved: list[tuple[str, Metric]]) -> list[str]:
+    """The trec lines' order: each name, a sweep (``ndcg@5,10``) widened to its labels."""
+    labels = iter(label for label, _ in resolved)
+    order: list[str] = []
+    for name in printed:
+        if trec_measure_of(name) in ("runid", "relstring"):
+            order.append(name)
+        else:  # resolved holds each name's labels in the same order
+            order.extend(next(labels) for _ in range(len(parse_metrics(name))))
+    return order
 
 
 def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Result:
@@ -687,8 +711,7 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(specs, preset)
     means = summary(per_query.lazy(), resolved, by).collect()
-    if printed is None:
-        printed = [label for label, _ in resolved]
+    printed = _printed_labels(printed, resolved)
     relstring = next((name for name in printed if trec_measure_of(name) == "relstring"), None)
     keys = [*by, names["query"]]
     return Result(
@@ -782,7 +805,7 @@ def _relstrings(
 
 
 def _per_query(
-    args: argparse.Namespace, data: pl.LazyFrame, by: list[str], metrics: list[str]
+    args: argparse.Namespace, data: pl.LazyFrame, by: list[str], metrics: list[str | Metric]
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """``evaluate(per_query=True)`` with the options of the command, and the column names.
 
