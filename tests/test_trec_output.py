@@ -196,10 +196,13 @@ def test_trec_names_are_metric_strings_naming_their_column(name):
     assert evaluate(log, [name]).columns == [name]
 
 
-def test_unknown_trec_family_fails_cleanly():
-    if not _missing("iprec_at_recall_0.10"):
-        pytest.skip("iprec_at_recall is implemented")
-    with pytest.raises(RankEvalError, match="iprec_at_recall"):
+def test_unknown_trec_family_fails_cleanly(monkeypatch):
+    # A trec_eval name whose family is not registered is refused with its name, not misread.
+    import polars_rankeval.registry as registry
+
+    families = {k: v for k, v in registry._FAMILIES.items() if k != "iprec_at_recall"}
+    monkeypatch.setattr(registry, "_FAMILIES", families)
+    with pytest.raises(RankEvalError, match=r"iprec_at_recall_0\.10"):
         parse_metrics("iprec_at_recall_0.10")
 
 
