@@ -451,3 +451,15 @@ def test_presets_without_the_measures_refuse_them(convention: str) -> None:
     log = pl.DataFrame({"query": "q", "item": ["a"], "score": [1.0], "relevance": [1]})
     with pytest.raises(InvalidOptionError):
         rke.evaluate(log, ["set_p"], convention=convention)
+
+
+def test_expression_namespace_matches_frame_level() -> None:
+    from test_streaming import LOG
+
+    frame = rke.evaluate(LOG, STREAMING, by="system")
+    grouped = (
+        LOG.group_by("system")
+        .agg(**{name: pl.col("relevance").rank_eval.metric(name) for name in STREAMING})
+        .sort("system")
+    )
+    assert frame.equals(grouped.select(frame.columns))
