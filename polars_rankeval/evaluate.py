@@ -267,6 +267,9 @@ def summary_of(label: str, metric: Metric) -> pl.Expr:
         return values.sum()
     if metric.summary == "nanmean":
         return values.filter(values.is_not_nan()).mean()
+    if metric.summary == "gm":
+        # trec_eval gm_map / gm_bpref: log of the value floored at MIN_GEO_MEAN, mean, exp.
+        return values.clip(lower_bound=0.00001).log().mean().exp()
     return values.mean()
 
 

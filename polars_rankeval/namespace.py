@@ -144,6 +144,22 @@ class _MetricMethods(Generic[ResultT]):
         """``Rndcg`` (trec_eval): ndcg averaged where the ideal gain changes."""
         return self._one("rndcg", None, options)
 
+    def iprec_at_recall(self, level: float, **options: Any) -> ResultT:
+        """``iprec_at_recall(level=...)`` (trec_eval): interpolated precision at a recall level."""
+        return self._one("iprec_at_recall", None, {"level": level, **options})
+
+    def eleven_pt_avg(self, **options: Any) -> ResultT:
+        """``11pt_avg`` (trec_eval); option ``levels`` (default the 11 levels 0.0 ... 1.0)."""
+        return self._one("11pt_avg", None, options)
+
+    def gm_map(self, **options: Any) -> ResultT:
+        """``gm_map`` (trec_eval): AP per query, geometric mean over queries."""
+        return self._one("gm_map", None, options)
+
+    def gm_bpref(self, **options: Any) -> ResultT:
+        """``gm_bpref`` (trec_eval): bpref per query, geometric mean over queries."""
+        return self._one("gm_bpref", None, options)
+
     def bpref(self, **options: Any) -> ResultT:
         """``bpref``."""
         return self._one("bpref", None, options)

@@ -35,12 +35,12 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval.errors import ColumnNotFoundError, ColumnValueError, InvalidOptionError
 from polars_rankeval.evaluate import evaluate
-from polars_rankeval.metrics._base import Lookup, Metric, Partials, no_closed_form
+from polars_rankeval.metrics._base import Metric
+from polars_rankeval.metrics.interpolated import iprec_at_recall
 
 if TYPE_CHECKING:
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
-    from polars_rankeval.context import RankingContext
 
 __all__ = [
     "RECALL_LEVELS",
@@ -986,34 +986,8 @@ def distribution(
 
 
 def _iprec_metric(level: float, name: str) -> Metric:
-    """trec_eval's ``iprec_at_recall`` at one recall level, as a Metric of this package.
-
-    trec_eval 10 (``m_iprec_at_recall.c``) turns the level into a number of relevant items,
-    ``lround(level * R)`` (v9 and before truncated ``level * R + 0.9``), then walks the ranking
-    bottom-up keeping the running maximum of the precision; the value is that maximum at the
-    rank where that many relevant items have been retrieved, or 0 when fewer are retrieved.
-    Equivalently: the largest precision ``hits@i / i`` over the ranks ``i`` at which at least
-    that many relevant items are retrieved. Between two relevant rows precision only falls,
-    so the largest is found at a relevant row: one filtered ``max`` over the relevant
-    retrieved rows, a plain aggregation that streams in ``evaluate``'s ``group_by``.
-    """
-    key = f"iprec_at_recall@{level!r}"
-
-    def partials(ctx: RankingContext) -> Partials:
-        no_closed_form(ctx, "iprec_at_recall")
-        # lround: halves away from zero. level * R is the same double product as in C.
-        needed = (pl.lit(level, dtype=pl.Float64) * ctx.num_rel.cast(pl.Float64)).round(
-            0, mode="half_away_from_zero"
-        )
-        precision = ctx.relevant_rank.cast(pl.Float64) / ctx.rank.cast(pl.Float64)
-        counted = ctx.relevant & ctx.retrieved & (ctx.relevant_rank.cast(pl.Float64) >= needed)
-        return {key: precision.filter(counted).max()}
-
-    def value(partial: Lookup) -> pl.Expr:
-        # No rank reaches the level (fewer relevant items retrieved, or none): 0.
-        return partial(key).fill_null(0.0)
-
-    return Metric(name=name, partials=partials, value=value)
+    """trec_eval's ``iprec_at_recall`` at one recall level (see ``metrics/interpolated.py``)."""
+    return iprec_at_recall(level=level, name=name)
 
 
 def _recall_levels(levels: object) -> list[float]:

@@ -49,6 +49,10 @@ METRICS = [
     "ndcg_rel",
     "Rndcg",
     "rbp_resid",
+    "iprec_at_recall(level=0.5)",
+    "11pt_avg",
+    "gm_map",
+    "gm_bpref",
     "frp",
     "frp@5",
     "mean_rank",
@@ -90,8 +94,11 @@ LOG = pl.DataFrame(
 def _family(name: str) -> str:
     try:
         metric = rke.parse_metric(name)
-    except rke.InvalidOptionError:  # a family that needs a cutoff
-        metric = rke.parse_metric(f"{name}@5")
+    except rke.InvalidOptionError:  # a family that needs a cutoff, or a recall level
+        try:
+            metric = rke.parse_metric(f"{name}@5")
+        except rke.InvalidOptionError:
+            metric = rke.parse_metric(f"{name}(level=0.5)")
     return metric.name.partition("@")[0]
 
 

@@ -19,6 +19,12 @@ from polars_rankeval.metrics.correlation import kendall_tau, spearman
 from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
 from polars_rankeval.metrics.dcg import dcg, ndcg
+from polars_rankeval.metrics.geometric import gm_bpref, gm_map
+from polars_rankeval.metrics.interpolated import (
+    eleven_pt_avg,
+    iprec_at_recall,
+    iprec_at_recall_levels,
+)
 from polars_rankeval.metrics.rank_position import first_relevant_position, mean_rank
 from polars_rankeval.metrics.trec_gain import bin_g, g, ndcg_rel, rbp_resid, rndcg
 from polars_rankeval.metrics.trec_sets import (
@@ -41,12 +47,17 @@ __all__ = [
     "bin_g",
     "bpref",
     "dcg",
+    "eleven_pt_avg",
     "err",
     "f1",
     "first_relevant_position",
     "g",
+    "gm_bpref",
+    "gm_map",
     "hits",
     "inferred_average_precision",
+    "iprec_at_recall",
+    "iprec_at_recall_levels",
     "judged",
     "kendall_tau",
     "mean_average_recall",

@@ -49,7 +49,8 @@ class Metric:
         Builds the per-query value from the aggregated partials.
     summary
         How per-query values combine over queries: ``"mean"``, ``"sum"`` (trec_eval sums the
-        ``num_*`` counts) or ``"nanmean"`` (undefined per-query values are left out).
+        ``num_*`` counts), ``"nanmean"`` (undefined per-query values are left out) or ``"gm"``
+        (trec_eval's geometric mean: ``exp(mean(log(max(value, 0.00001))))``).
     rows
         Metric-specific per-row terms (see the module docstring).
     expected_value
@@ -64,7 +65,7 @@ class Metric:
     name: str
     partials: Callable[[RankingContext], Partials]
     value: Callable[[Lookup], pl.Expr]
-    summary: Literal["mean", "sum", "nanmean"] = "mean"
+    summary: Literal["mean", "sum", "nanmean", "gm"] = "mean"
     rows: RowTerms = _no_rows
     expected_value: Callable[[Lookup], pl.Expr] | None = None
     later_rows: RowTerms = _no_rows
