@@ -5,42 +5,74 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
+from typing import Any
+
+
+def _tqdm_class() -> Any:
+    """``tqdm.auto.tqdm`` (a widget in Jupyter), or None when tqdm is not installed."""
+    try:
+        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    return tqdm
 
 
 class Progress:
     """``rank_eval: pass 3/25 [######              ] 12%  4.1s`` on one stderr line.
 
-    ``enabled=None`` shows the bar only when stderr is a terminal (so logs and CI stay clean);
-    True forces it and False silences it.
+    The first step is the spill (the input written into its hash buckets), shown as
+    ``spill``; then one step per pass. ``enabled=None`` shows the bar only when stderr is a
+    terminal (so logs and CI stay clean); True forces it and False silences it. A forced bar
+    where stderr is not a terminal (a Jupyter notebook) is ``tqdm.auto``'s when tqdm is
+    installed, since a carriage-return line does not redraw there.
     """
 
     def __init__(self, total: int, *, enabled: bool | None, label: str = "rank_eval") -> None:
         self.total = total
         self.done = 0
+        self.spilling = True
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        terminal = sys.stderr.isatty()
+        self.enabled = terminal if enabled is None else enabled
         self.started = time.perf_counter()
+        tqdm = _tqdm_class() if self.enabled and not terminal else None
+        # one step for the spill, then one per pass
+        self._tqdm = (
+            None if tqdm is None else tqdm(total=total + 1, desc=f"{label}: spill", unit="step")
+        )
 
     def __enter__(self) -> Progress:
         self._draw()
         return self
 
+    def spilled(self) -> None:
+        """Mark the spill pass (the input written into its buckets) as finished."""
+        self.spilling = False
+        if self._tqdm is not None:
+            self._tqdm.set_description(f"{self.label}: passes")
+            self._tqdm.update(1)
+        self._draw()
+
     def advance(self) -> None:
         """Mark one more pass as finished."""
         self.done += 1
+        if self._tqdm is not None:
+            self._tqdm.set_postfix_str(f"pass {self.done}/{self.total}")
+            self._tqdm.update(1)
         self._draw()
 
     def _draw(self) -> None:
-        if not self.enabled:
+        if not self.enabled or self._tqdm is not None:
             return
         width = 20
-        filled = width * self.done // max(self.total, 1)
-        percent = 100 * self.done // max(self.total, 1)
+        steps = self.total + 1  # the spill counts as one step
+        finished = self.done + (0 if self.spilling else 1)
+        filled = width * finished // steps
+        percent = 100 * finished // steps
         elapsed = time.perf_counter() - self.started
         bar = "#" * filled + " " * (width - filled)
-        sys.stderr.write(
-            f"\r{self.label}: pass {self.done}/{self.total} [{bar}] {percent:3d}% {elapsed:5.1f}s"
-        )
+        stage = "spill" if self.spilling else f"pass {self.done}/{self.total}"
+        sys.stderr.write(f"\r{self.label}: {stage:<12} [{bar}] {percent:3d}% {elapsed:5.1f}s")
         sys.stderr.flush()
 
     def __exit__(
@@ -49,6 +81,8 @@ class Progress:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self.enabled:
+        if self._tqdm is not None:
+            self._tqdm.close()
+        elif self.enabled:
             sys.stderr.write("\n")
             sys.stderr.flush()

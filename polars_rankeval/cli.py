@@ -195,6 +195,11 @@ def _add_pass_options(parser: argparse.ArgumentParser) -> None:
         help="passes over hash buckets of the query ids: a positive int, or auto (default)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "--spill-dir",
+        help="directory for the passes' temporary bucket files (default: the system's "
+        "temporary directory); they are removed at the end",
+    )
 
 
 def _suffix_help(suffixes: Mapping[str, str]) -> str:
@@ -828,6 +833,7 @@ def _per_query(
             nan_scores=args.nan_scores,
             n_buckets=args.buckets,
             progress=False if args.no_progress else None,
+            spill_dir=args.spill_dir,
             **names,
         ).collect()
     reasons = []

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import polars as pl
@@ -229,14 +233,17 @@ def _in_passes(
     columns: Columns,
     plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
     passes: int | Literal["auto"],
+    *,
     progress: bool | None,
+    spill_dir: str | os.PathLike[str] | None,
 ) -> pl.LazyFrame:
     """The per-query plan run as sequential passes over hash buckets of the query ids.
 
-    It stays a LazyFrame (``pl.defer``): nothing runs before ``collect()``, and then each pass
-    is one streaming query whose windows hold one bucket's rows.
+    It stays a LazyFrame (``pl.defer``): nothing runs before ``collect()``. With more than one
+    pass, one streaming query first writes the input into one Parquet directory per hash bucket
+    (under a temporary directory, removed whatever happens), then each pass is one streaming
+    query over its own bucket's files, whose windows hold that bucket's rows only.
     """
-    bucket_of = pl.col(columns.query).hash(_BUCKET_SEED)
 
     def run() -> pl.DataFrame:
         if passes == "auto":
@@ -247,17 +254,59 @@ def _in_passes(
         if total == 1:
             result = plan_for(lf).collect(engine="streaming")
         else:
-            parts = []
-            with Progress(total, enabled=progress) as bar:
-                for bucket in range(total):
-                    part = plan_for(lf.filter(bucket_of % total == bucket))
-                    parts.append(part.collect(engine="streaming"))
-                    bar.advance()
-            result = pl.concat(parts).sort(columns.partition)
+            result = _spilled_passes(
+                lf, columns, plan_for, total, progress=progress, spill_dir=spill_dir
+            )
         warn_if_empty(result, lf, columns)
         return result
 
     return pl.defer(run, schema=plan_for(lf).collect_schema())
+
+
+_BUCKET_KEY = "__rke_bucket"
+# The spill files live for one evaluation: cheap compression beats small files.
+SPILL_COMPRESSION: Literal["lz4", "uncompressed", "snappy", "zstd"] = "lz4"
+
+
+def _spilled_passes(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
+    total: int,
+    *,
+    progress: bool | None,
+    spill_dir: str | os.PathLike[str] | None,
+) -> pl.DataFrame:
+    """Spill ``lf`` into ``total`` hash buckets of the query ids, then evaluate each bucket.
+
+    Rescanning the whole input once per pass made the time grow with the number of passes;
+    reading and writing it once makes every later pass read only its own share.
+    """
+    bucket_of = pl.col(columns.query).hash(_BUCKET_SEED) % total
+    root = Path(tempfile.mkdtemp(prefix="rke-spill-", dir=spill_dir))
+    try:
+        with Progress(total, enabled=progress) as bar:
+            lf.sink_parquet(
+                pl.PartitionBy(root, key={_BUCKET_KEY: bucket_of}, include_key=False),
+                compression=SPILL_COMPRESSION,
+                mkdir=True,
+                engine="streaming",
+            )
+            bar.spilled()
+            parts = []
+            for bucket in range(total):
+                files = root / f"{_BUCKET_KEY}={bucket}"
+                if files.is_dir():  # an empty bucket writes no directory
+                    # hive_partitioning=False: the bucket key is not a column of the input
+                    scan = pl.scan_parquet(files, hive_partitioning=False)
+                    parts.append(plan_for(scan).collect(engine="streaming"))
+                bar.advance()
+        if not parts:
+            return plan_for(lf.head(0)).collect(engine="streaming")
+        return pl.concat(parts).sort(columns.partition)
+    finally:
+        # also on errors raised in a pass and on KeyboardInterrupt
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def summary_of(label: str, metric: Metric) -> pl.Expr:
@@ -299,6 +348,7 @@ def evaluate(
     nan_scores: NanScores | None = None,
     n_buckets: int | Literal["auto"] | None = None,
     progress: bool | None = None,
+    spill_dir: str | os.PathLike[str] | None = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -354,9 +404,16 @@ def evaluate(
         the rows when the result is collected and makes one pass per
         ``ROWS_PER_PASS`` (4,000,000) rows; a DataFrame defaults to 1 pass. Results equal the
         one-pass result (up to the last bit of floating-point sums, which Polars does not fix).
+        With several passes the input is read once and written into per-bucket Parquet files
+        under ``spill_dir``, so each pass reads only its own bucket.
     progress
         Progress bar on stderr when evaluation runs in several passes: None (default) shows it
-        only when stderr is a terminal, False never, True always.
+        only when stderr is a terminal, False never, True always. Where stderr is not a
+        terminal (Jupyter), a forced bar is ``tqdm.auto``'s when tqdm is installed.
+    spill_dir
+        Where the passes write their hash buckets (Parquet, about the input's size, removed
+        when the evaluation ends, fails or is interrupted); the system's temporary directory
+        by default. Only used when there is more than one pass.
     query, item, score, relevance
         Column names.
     engine
@@ -409,7 +466,11 @@ def evaluate(
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
         return per_query_plan(frame, columns, resolved, settings, source=lf)
 
-    plan = plan_for(lf) if passes == 1 else _in_passes(lf, columns, plan_for, passes, progress)
+    plan = (
+        plan_for(lf)
+        if passes == 1
+        else _in_passes(lf, columns, plan_for, passes, progress=progress, spill_dir=spill_dir)
+    )
     if isinstance(data, pl.DataFrame):
         per_query_frame = plan.collect(engine=engine)
         if passes == 1:  # the passes path has warned already

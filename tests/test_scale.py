@@ -7,6 +7,7 @@ are measured in ``benchmarks/``, not here.
 from __future__ import annotations
 
 import importlib
+import tempfile
 
 import numpy as np
 import polars as pl
@@ -21,6 +22,7 @@ from polars_rankeval.cli import main as cli_main
 
 # the module, not the function of the same name that the package exports
 evaluate_module = importlib.import_module("polars_rankeval.evaluate")
+progress_module = importlib.import_module("polars_rankeval._progress")
 
 METRICS = ["ndcg@10", "map", "mrr", "p@10", "recall@100", "bpref", "num_q", "num_rel"]
 
@@ -132,3 +134,107 @@ def test_bucket_count_never_changes_results(log, n_buckets):
     plain = rke.evaluate(frame, metrics, per_query=True)
     passes = rke.evaluate(frame.lazy(), metrics, per_query=True, n_buckets=n_buckets).collect()
     assert_frame_equal(passes, plain, rel_tol=1e-12, abs_tol=1e-15)
+
+
+# ---- the spill: each pass reads only its own bucket's files ----------------------------------
+
+
+def _watch_passes(monkeypatch, spill_dir, interrupt=None):
+    """Record, at each pass's plan, the spill files that exist; optionally raise there."""
+    seen = []
+    plan = evaluate_module.per_query_plan
+
+    def watched(*args, **kwargs):
+        files = sorted(p for p in spill_dir.rglob("*.parquet"))
+        if files:  # a pass over a bucket (not the plan built for the schema)
+            seen.append(files)
+            if interrupt is not None:
+                raise interrupt
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "per_query_plan", watched)
+    return seen
+
+
+def test_passes_read_spilled_buckets_which_are_removed(tmp_path, monkeypatch):
+    log = _log()
+    seen = _watch_passes(monkeypatch, tmp_path)
+    out = rke.evaluate(
+        log.lazy(), METRICS, by="system", per_query=True, n_buckets=3, spill_dir=tmp_path
+    )
+    _same(out.collect(), rke.evaluate(log, METRICS, by="system", per_query=True))
+    assert len(seen) == 3  # one pass per bucket, each while the bucket files existed
+    assert {f.parent.name for f in seen[0]} == {f"__rke_bucket={b}" for b in range(3)}
+    assert list(tmp_path.iterdir()) == []  # removed on success
+
+
+def test_one_pass_writes_no_spill(tmp_path, monkeypatch):
+    log = _log()
+    monkeypatch.setattr(tempfile, "mkdtemp", None)  # would raise if the spill were made
+    out = rke.evaluate(log.lazy(), ["map"], spill_dir=tmp_path).collect()  # 6,000 rows: 1 pass
+    _same(out, rke.evaluate(log, ["map"]))
+
+
+def test_spill_is_removed_on_error(tmp_path):
+    log = _log()
+    with pytest.raises(rke.DuplicateItemError):
+        rke.evaluate(
+            pl.concat([log, log.head(1)]).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path
+        ).collect()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_spill_is_removed_on_ctrl_c(tmp_path, monkeypatch):
+    seen = _watch_passes(monkeypatch, tmp_path, interrupt=KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        rke.evaluate(_log().lazy(), ["map"], n_buckets=3, spill_dir=tmp_path).collect()
+    assert len(seen) == 1  # interrupted in the first pass, with the buckets on disk
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_empty_buckets_and_empty_input():
+    log = _log(2)  # 2 queries in 7 buckets: at least 5 buckets are empty
+    _same(
+        rke.evaluate(log.lazy(), METRICS, per_query=True, n_buckets=7).collect(),
+        rke.evaluate(log, METRICS, per_query=True),
+    )
+    with pytest.warns(rke.EmptyEvaluationWarning, match="no rows"):
+        empty = rke.evaluate(log.lazy().head(0), METRICS, per_query=True, n_buckets=3).collect()
+    assert empty.is_empty()
+    assert empty.schema == rke.evaluate(log, METRICS, per_query=True).schema
+
+
+def test_progress_shows_the_spill_then_the_passes(monkeypatch, capsys):
+    log = _log()
+    monkeypatch.setattr(progress_module, "_tqdm_class", lambda: None)
+    rke.evaluate(log.lazy(), ["map"], n_buckets=4, progress=True).collect()
+    err = capsys.readouterr().err
+    assert "rank_eval: spill" in err
+    assert err.index("spill") < err.index("pass 1/4") < err.index("pass 4/4")
+    assert "100%" in err
+
+
+def test_progress_uses_tqdm_where_stderr_is_not_a_terminal(monkeypatch, capsys):
+    calls = []
+    real = progress_module._tqdm_class()
+    assert real is not None  # tqdm is a test dependency (via ranx)
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(progress_module, "_tqdm_class", lambda: recording)
+    rke.evaluate(_log().lazy(), ["map"], n_buckets=4, progress=True).collect()
+    assert calls == [{"total": 5, "desc": "rank_eval: spill", "unit": "step"}]
+    assert "pass 4/4" in capsys.readouterr().err
+
+
+def test_cli_spill_dir(tmp_path, capsys):
+    path = tmp_path / "log.parquet"
+    _log().write_parquet(path)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    argv = [str(path), "-m", "map", "--csv", "--buckets", "3", "--spill-dir", str(spill)]
+    assert cli_main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "map"
+    assert list(spill.iterdir()) == []
