@@ -1,0 +1,310 @@
+"""The same evaluation on Apache Spark: per-partition Polars over Arrow batches.
+
+``polars_rankeval.spark.evaluate(sdf, metrics, by=...)`` takes a Spark DataFrame in the long
+format and returns a Spark DataFrame, of per-query rows or of the means per ``by`` group. The
+rows are hash-partitioned on ``(*by, query)`` and sorted within each partition, so every ranked
+list arrives whole and contiguous at one Python worker; ``mapInArrow`` hands that worker Arrow
+batches, which become Polars frames without a copy, and every complete list is evaluated with
+the local engine (:func:`polars_rankeval.evaluate`). The means are computed in Spark with the
+library's summary rules.
+
+The workers import ``polars_rankeval``: it must be installed in the Python environment that
+``PYSPARK_PYTHON`` names on every executor (or shipped with ``--py-files``); see the README's
+"Running on Spark" section. pyspark itself is imported only when a function here is called.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow as pa
+
+from polars_rankeval._columns import Columns, check_schema, make_columns
+from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError
+from polars_rankeval.evaluate import evaluate as _local_evaluate
+from polars_rankeval.evaluate import settings_for
+from polars_rankeval.metrics._base import Metric
+from polars_rankeval.registry import MetricRequest, resolve_metrics
+
+if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
+    from pyspark.sql import DataFrame
+
+__all__ = ["evaluate", "join_run_qrels"]
+
+_INSTALL_HINT = 'pip install "polars-rankeval[spark]"'
+# trec_eval's MIN_GEO_MEAN, as summary_of's "gm" rule.
+_MIN_GEO_MEAN = 0.00001
+
+
+def _pyspark() -> Any:
+    """``pyspark.sql.functions``, imported on first use with an install hint when missing."""
+    try:
+        from pyspark.sql import functions
+    except ImportError as error:  # pragma: no cover - exercised only without the extra
+        msg = f"polars_rankeval.spark needs pyspark (>= 3.5): {_INSTALL_HINT}"
+        raise ImportError(msg) from error
+    return functions
+
+
+def _arrow_schema(sdf: DataFrame) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(sdf.schema)
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+def _plain_arrow(schema: pa.Schema) -> pa.Schema:
+    """Polars' large and view strings as plain Arrow strings: the type Spark declares.
+
+    Spark (before 4.x, or without ``useLargeVarTypes``) refuses a batch whose types differ
+    from the declared schema, and Polars exports strings as ``large_string``.
+    """
+    fields = []
+    for field in schema:
+        kind = field.type
+        if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+            kind = pa.string()
+        elif pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
+            kind = pa.binary()
+        elif pa.types.is_unsigned_integer(kind):
+            kind = pa.int64()  # Spark has no unsigned integers
+        fields.append(pa.field(field.name, kind, nullable=True))
+    return pa.schema(fields)
+
+
+def _quiet_evaluate(frame: pl.DataFrame, metrics: Any, **options: Any) -> pl.DataFrame:
+    """Local evaluation without the empty-result warning (a batch may hold no judged query)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptyEvaluationWarning)
+        return _local_evaluate(frame, metrics, per_query=True, **options)
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """The function ``mapInArrow`` runs on each partition (a class, so it pickles by reference).
+
+    The partition's rows arrive sorted on ``partition`` (``*by, query``), so the rows of one
+    ranked list are contiguous; a list may straddle two Arrow batches. Each batch is evaluated
+    up to its last list, which is carried over to the next batch: memory holds about one batch
+    (at least ``min_rows`` rows) plus the largest list.
+    """
+
+    metrics: Any
+    options: dict[str, Any]
+    partition: tuple[str, ...]
+    schema: pa.Schema
+    min_rows: int
+
+    def _evaluated(self, frame: pl.DataFrame) -> Iterator[pa.RecordBatch]:
+        if frame.height == 0:
+            return
+        result = _quiet_evaluate(frame, self.metrics, **self.options)
+        if result.height:
+            yield from result.to_arrow().cast(self.schema).to_batches()
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pending: list[pl.DataFrame] = []
+        rows = 0
+        for batch in batches:
+            frame = pl.from_arrow(batch, rechunk=False)
+            assert isinstance(frame, pl.DataFrame)
+            pending.append(frame)
+            rows += frame.height
+            if rows < self.min_rows or frame.height == 0:
+                continue
+            whole = pl.concat(pending, how="vertical", rechunk=False)
+            # The last list may go on in the next batch: keep it for then.
+            last = whole.row(whole.height - 1, named=True)
+            is_last = pl.all_horizontal(pl.col(c).eq_missing(last[c]) for c in self.partition)
+            tail = int(whole.select(is_last.sum()).item())
+            yield from self._evaluated(whole.slice(0, whole.height - tail))
+            pending = [whole.slice(whole.height - tail)]
+            rows = tail
+        if pending:
+            yield from self._evaluated(pl.concat(pending, how="vertical", rechunk=False))
+
+
+def _options(**options: Any) -> dict[str, Any]:
+    """The keywords passed on to the local ``evaluate``, Nones dropped (its defaults)."""
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _summary_column(label: str, metric: Metric, functions: Any) -> Any:
+    """Spark's form of ``evaluate.summary_of``: mean, sum, NaN-free mean or geometric mean."""
+    values = functions.col(f"`{label}`")
+    if metric.summary == "sum":
+        # Polars sums an empty frame to 0; Spark to null.
+        return functions.coalesce(functions.sum(values), functions.lit(0))
+    if metric.summary == "nanmean":
+        return functions.avg(functions.when(~functions.isnan(values), values))
+    if metric.summary == "gm":
+        # greatest() would turn a null into the floor: nulls stay null, as Polars' clip.
+        floored = functions.when(
+            values.isNotNull(), functions.greatest(values, functions.lit(_MIN_GEO_MEAN))
+        )
+        return functions.exp(functions.avg(functions.log(floored)))
+    return functions.avg(values)
+
+
+def evaluate(
+    sdf: DataFrame,
+    metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
+    *,
+    per_query: bool = False,
+    by: str | Sequence[str] | None = None,
+    n_partitions: int | None = None,
+    min_rows: int = 100_000,
+    relevance_level: int | None = None,
+    missing_queries: str | None = None,
+    ties: str | None = None,
+    convention: str = "trec_eval",
+    negative_labels: str | None = None,
+    unretrieved: str | None = None,
+    duplicates: str | None = None,
+    nan_scores: str | None = None,
+    query: str = "query",
+    item: str = "item",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> DataFrame:
+    """Evaluate ranking metrics over a Spark DataFrame, one row per (query, item).
+
+    The same results as :func:`polars_rankeval.evaluate` (to the last bits of floating-point
+    sums), computed on Spark's executors.
+
+    Parameters
+    ----------
+    sdf
+        A ``pyspark.sql.DataFrame`` in the long format (see the README's input contract).
+    metrics
+        As for :func:`polars_rankeval.evaluate`.
+    per_query
+        One row per evaluated (``by``, query), with the columns of the local per-query frame;
+        otherwise the means per ``by`` group (mean over evaluated queries, ``num_*`` summed,
+        NaN left out for the NaN-free metrics, geometric mean for ``gm_map``/``gm_bpref``).
+    by
+        Columns whose values split the table into separate runs.
+    n_partitions
+        Partitions of the hash repartition on ``(*by, query)``; default
+        ``spark.sql.shuffle.partitions``. Results do not depend on it; aim for a few million
+        rows per partition.
+    min_rows
+        Arrow batches are gathered up to this many rows before the local engine runs (each
+        evaluation has a fixed cost); memory per worker holds about this many rows plus the
+        largest ranked list.
+    relevance_level, missing_queries, ties, convention, negative_labels, unretrieved, \
+duplicates, nan_scores, query, item, score, relevance
+        As for :func:`polars_rankeval.evaluate`. Spark keeps no row order, so
+        ``duplicates="first"``/``"last"`` keep an arbitrary one of the duplicated rows.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Lazy, as any Spark DataFrame: nothing runs before an action. Options, column names and
+        dtypes are checked here, on the driver; checks of the values (duplicates, NaN scores,
+        null ids) run on the executors, and Spark raises them at the action as a
+        ``pyspark.errors.PythonException`` whose message holds ``DuplicateItemError: ...``
+        (our exception's name and message) after the worker's traceback. A duplicate count in
+        that message is the count within one worker's batch, not the whole table's.
+    """
+    functions = _pyspark()
+    if not isinstance(per_query, bool):
+        msg = f"option per_query= must be True or False, got {per_query!r}"
+        raise InvalidOptionError(msg)
+    if isinstance(min_rows, bool) or not isinstance(min_rows, int) or min_rows < 1:
+        msg = f"option min_rows= must be a positive int, got {min_rows!r}"
+        raise InvalidOptionError(msg)
+    if n_partitions is not None and (
+        isinstance(n_partitions, bool) or not isinstance(n_partitions, int) or n_partitions < 1
+    ):
+        msg = f"option n_partitions= must be a positive int or None, got {n_partitions!r}"
+        raise InvalidOptionError(msg)
+    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
+    options = _options(
+        by=list(columns.by) or None,
+        relevance_level=relevance_level,
+        missing_queries=missing_queries,
+        ties=ties,
+        convention=convention,
+        negative_labels=negative_labels,
+        unretrieved=unretrieved,
+        duplicates=duplicates,
+        nan_scores=nan_scores,
+        query=query,
+        item=item,
+        score=score,
+        relevance=relevance,
+    )
+    # Everything that needs no data is checked here: options, metrics, columns and dtypes,
+    # by evaluating an empty frame of the input's schema; its result gives the output schema.
+    empty = pl.from_arrow(_arrow_schema(sdf).empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    output = _plain_arrow(_quiet_evaluate(empty, metrics, **options).to_arrow().schema)
+    preset, _ = settings_for(convention, options)
+    resolved = resolve_metrics(metrics, preset)
+
+    keys = [functions.col(f"`{name}`") for name in columns.partition]
+    shuffled = sdf.repartition(n_partitions, *keys) if n_partitions else sdf.repartition(*keys)
+    ordered = shuffled.sortWithinPartitions(*keys)
+    lists = _Lists(metrics, options, tuple(columns.partition), output, min_rows)
+    per_query_sdf: DataFrame = ordered.mapInArrow(lists, _spark_schema(output))
+    if per_query:
+        return per_query_sdf
+    return _summary(per_query_sdf, resolved, columns, functions)
+
+
+def _summary(
+    per_query: DataFrame, resolved: list[tuple[str, Metric]], columns: Columns, functions: Any
+) -> DataFrame:
+    """The means per ``by`` group, with the local summary's column types."""
+    aggregations = []
+    for label, metric in resolved:
+        value = _summary_column(label, metric, functions)
+        kind = "bigint" if metric.summary == "sum" else "double"
+        aggregations.append(value.cast(kind).alias(label))
+    if not columns.by:
+        return per_query.agg(*aggregations)
+    by = [functions.col(f"`{name}`") for name in columns.by]
+    return per_query.groupBy(*by).agg(*aggregations).orderBy(*by)
+
+
+def join_run_qrels(
+    run: DataFrame,
+    qrels: DataFrame,
+    *,
+    query: str = "query",
+    item: str = "item",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> DataFrame:
+    """Full outer join of a run and judgments in Spark, as :func:`polars_rankeval.join_run_qrels`.
+
+    Judged rows missing from the run get a null score (judged, not retrieved); retrieved rows
+    missing from the judgments get a null relevance (unjudged). The key columns are coalesced
+    and null keys never match. The columns are ``query, item, score, relevance``.
+    """
+    functions = _pyspark()
+    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=None)
+    run_schema = pl.from_arrow(_arrow_schema(run).empty_table())
+    qrels_schema = pl.from_arrow(_arrow_schema(qrels).empty_table())
+    assert isinstance(run_schema, pl.DataFrame)
+    assert isinstance(qrels_schema, pl.DataFrame)
+    check_schema(run_schema.schema, columns, need_relevance=False)
+    check_schema(qrels_schema.schema, columns, need_score=False)
+
+    def picked(sdf: DataFrame, names: list[str]) -> DataFrame:
+        return sdf.select(*(functions.col(f"`{name}`") for name in names))
+
+    joined: DataFrame = picked(run, [query, item, score]).join(
+        picked(qrels, [query, item, relevance]), on=[query, item], how="full"
+    )
+    return joined.select(*(functions.col(f"`{name}`") for name in (query, item, score, relevance)))

@@ -1,0 +1,285 @@
+"""``polars_rankeval.spark``: the Spark route gives the local engine's numbers.
+
+One Spark session in ``local[2]`` per test module (per xdist worker under ``-n auto``), bound
+to 127.0.0.1. Skipped without pyspark (the ``spark`` extra) or without a ``java`` on the PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as rke
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs a Java runtime: no `java` on the PATH", allow_module_level=True)
+
+from pyspark.errors import PythonException
+from pyspark.sql import SparkSession
+
+from polars_rankeval import spark as rke_spark
+
+pytestmark = [
+    # PySpark 4.x warns that it does not yet support pandas 3; the Arrow route uses no pandas.
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
+
+METRICS = [
+    "ndcg@10",
+    "ndcg",
+    "map",
+    "mrr",
+    "p@5",
+    "recall@20",
+    "bpref",
+    "num_q",
+    "num_ret",
+    "num_rel_ret",
+    "gm_map",
+    "frp",
+]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    # The workers must run this interpreter, the one with polars_rankeval installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("polars-rankeval-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def generated_log(seed: int, n_queries: int = 120, systems: int = 3) -> pl.DataFrame:
+    """Several systems over the same queries: tied scores, graded and negative labels,
+    unjudged rows (null label), unretrieved rows (null score) and judgment-only queries."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for system in range(systems):
+        n_items = rng.integers(1, 30, size=n_queries)
+        query = np.repeat(np.arange(n_queries), n_items)
+        item = np.concatenate([rng.choice(60, size=n, replace=False) for n in n_items])
+        score = np.round(rng.random(query.size), 1)  # one decimal: many ties
+        label = rng.choice([-1, 0, 1, 2, 3], size=query.size, p=[0.05, 0.45, 0.25, 0.15, 0.1])
+        frames.append(
+            pl.DataFrame(
+                {
+                    "system": f"s{system}",
+                    "query": [f"q{q}" for q in query],
+                    "item": item.astype(np.int64),
+                    "score": pl.Series(score).set(pl.Series(rng.random(query.size) < 0.1), None),
+                    "relevance": pl.Series(label).set(
+                        pl.Series(rng.random(query.size) < 0.3), None
+                    ),
+                }
+            )
+        )
+    return pl.concat(frames)
+
+
+def to_spark(spark, frame: pl.DataFrame):
+    return spark.createDataFrame(frame.to_arrow())
+
+
+def to_polars(sdf) -> pl.DataFrame:
+    frame = (
+        pl.from_arrow(sdf.toArrow()) if hasattr(sdf, "toArrow") else pl.from_pandas(sdf.toPandas())
+    )
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def assert_same(got: pl.DataFrame, want: pl.DataFrame, keys: list[str]) -> None:
+    if keys:
+        got = got.sort(keys)
+    assert got.columns == want.columns
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-12, rel_tol=0)
+
+
+@pytest.fixture(scope="module")
+def log() -> pl.DataFrame:
+    return generated_log(11)
+
+
+@pytest.fixture(scope="module")
+def log_sdf(spark, log):
+    return to_spark(spark, log).cache()
+
+
+def test_per_query_and_means_equal_local(spark, log, log_sdf):
+    got = to_polars(rke_spark.evaluate(log_sdf, METRICS, by="system", per_query=True))
+    want = rke.evaluate(log, METRICS, by="system", per_query=True)
+    assert want.height > 200
+    assert_same(got, want, ["system", "query"])
+    means = to_polars(rke_spark.evaluate(log_sdf, METRICS, by="system"))
+    assert_same(means, rke.evaluate(log, METRICS, by="system"), [])
+    assert means.schema == rke.evaluate(log, METRICS, by="system").schema
+
+
+def test_without_by_one_system(spark, log):
+    one = log.filter(pl.col("system") == "s1").drop("system")
+    sdf = to_spark(spark, one)
+    got = to_polars(rke_spark.evaluate(sdf, METRICS, per_query=True))
+    assert_same(got, rke.evaluate(one, METRICS, per_query=True), ["query"])
+    assert_same(to_polars(rke_spark.evaluate(sdf, METRICS)), rke.evaluate(one, METRICS), [])
+
+
+def test_the_partition_count_changes_nothing(log, log_sdf):
+    want = rke.evaluate(log, ["ndcg@10", "map", "num_q"], by="system", per_query=True)
+    for n in (1, 7):
+        got = rke_spark.evaluate(
+            log_sdf, ["ndcg@10", "map", "num_q"], by="system", per_query=True, n_partitions=n
+        )
+        assert_same(to_polars(got), want, ["system", "query"])
+
+
+@pytest.mark.parametrize("min_rows", [1, 50])
+def test_lists_split_across_arrow_batches(spark, log, log_sdf, min_rows):
+    # Batches of 7 rows: nearly every ranked list straddles two or more batches, so the
+    # carry-over of the last list runs all the time (min_rows=1 evaluates every batch;
+    # min_rows=50 first gathers several batches).
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "7")
+    try:
+        got = rke_spark.evaluate(log_sdf, METRICS, by="system", per_query=True, min_rows=min_rows)
+        assert_same(
+            to_polars(got),
+            rke.evaluate(log, METRICS, by="system", per_query=True),
+            ["system", "query"],
+        )
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+
+
+OPTIONS = [
+    {"relevance_level": 2},
+    {"missing_queries": "zero"},
+    {"ties": "expected"},
+    {"negative_labels": "nonrelevant"},
+    {"unretrieved": "drop"},
+    {"duplicates": "max_score"},
+    {"nan_scores": "last"},
+    {"convention": "ranx"},
+]
+
+
+def test_every_option_passes_through(spark, log):
+    # One Spark job per option set; metrics every preset and tie mode accepts.
+    metrics = ["ndcg@10", "map", "p@5", "recall@20", "num_q"]
+    log = log.with_columns(pl.col("score").fill_nan(None))
+    dup = pl.concat([log, log.head(40).with_columns(pl.col("score") - 1.0)])  # lower duplicates
+    nan = log.with_columns(
+        pl.when(pl.col("item") % 11 == 0).then(float("nan")).otherwise("score").alias("score")
+    )
+    for options in OPTIONS:
+        frame = dup if "duplicates" in options else nan if "nan_scores" in options else log
+        got = rke_spark.evaluate(to_spark(spark, frame), metrics, by="system", **options)
+        want = rke.evaluate(frame, metrics, by="system", **options)
+        assert_same(to_polars(got), want, [])
+
+
+def test_column_names_and_several_by_columns(spark, log):
+    renamed = log.rename({"query": "qid", "item": "doc", "score": "s", "relevance": "rel"})
+    renamed = renamed.with_columns(day=pl.col("doc") % 2)
+    names = {"query": "qid", "item": "doc", "score": "s", "relevance": "rel"}
+    got = rke_spark.evaluate(
+        to_spark(spark, renamed), ["map", "ndcg@5"], by=["system", "day"], per_query=True, **names
+    )
+    want = rke.evaluate(renamed, ["map", "ndcg@5"], by=["system", "day"], per_query=True, **names)
+    assert_same(to_polars(got), want, ["system", "day", "qid"])
+
+
+def test_errors_on_the_driver(log_sdf):
+    with pytest.raises(rke.ColumnNotFoundError, match="scores"):
+        rke_spark.evaluate(log_sdf, ["map"], by="system", score="scores")
+    with pytest.raises(rke.UnknownMetricError):
+        rke_spark.evaluate(log_sdf, ["ndgc@10"], by="system")
+    with pytest.raises(rke.InvalidOptionError):
+        rke_spark.evaluate(log_sdf, ["map"], by="system", n_partitions=0)
+    with pytest.raises(TypeError):
+        rke_spark.evaluate(log_sdf, ["map"], by="system", n_buckets=2)  # type: ignore[call-arg]
+
+
+def test_value_errors_reach_the_driver_with_our_message(spark, log):
+    duplicated = pl.concat([log, log.head(3)])
+    result = rke_spark.evaluate(to_spark(spark, duplicated), ["map"], by="system")
+    # Spark wraps the worker's exception: its message ends with our exception's name and text.
+    with pytest.raises(PythonException, match=r"DuplicateItemError: \d+ duplicate"):
+        result.collect()
+
+
+def test_join_run_qrels_like_the_local_join(spark):
+    run = pl.DataFrame(
+        {"query": ["q", "q", "r"], "item": ["a", "b", "a"], "score": [1.0, 0.5, 2.0]}
+    )
+    qrels = pl.DataFrame(
+        {"query": ["q", "q", "s"], "item": ["a", "c", "x"], "relevance": [1, 2, 0]}
+    )
+    got = to_polars(rke_spark.join_run_qrels(to_spark(spark, run), to_spark(spark, qrels)))
+    want = rke.join_run_qrels(run, qrels).collect()
+    assert_same(got, want.sort("query", "item"), ["query", "item"])
+    with pytest.raises(rke.ColumnNotFoundError):
+        rke_spark.join_run_qrels(to_spark(spark, qrels), to_spark(spark, qrels))
+
+
+def test_spark_convention_equals_sparks_own_ranking_evaluator(spark):
+    from pyspark.ml.evaluation import RankingEvaluator
+
+    # Binary data Spark can take: distinct scores (Spark has no tie rule), every judged item
+    # relevant (label 1; PySpark drops graded labels), other items unjudged, some relevant items
+    # not retrieved, and every query with at least one relevant item (Spark scores a query with
+    # none 0 and counts it, where trec_eval drops it).
+    rng = np.random.default_rng(3)
+    rows = []
+    for q in range(150):
+        n = int(rng.integers(3, 25))
+        items = rng.choice(1000, size=n, replace=False)
+        judged = rng.random(n) < 0.3
+        judged[0] = True
+        retrieved = rng.random(n) < 0.9
+        for item, j, r, s in zip(items, judged, retrieved, rng.permutation(n), strict=True):
+            rows.append((q, int(item), float(s) if r else None, 1 if j else None))
+    log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+    lists = (
+        log.sort("score", descending=True, nulls_last=True)
+        .group_by("query")
+        .agg(
+            prediction=pl.col("item").filter(pl.col("score").is_not_null()).cast(pl.Float64),
+            label=pl.col("item").filter(pl.col("relevance").is_not_null()).cast(pl.Float64),
+        )
+    )
+    lists_sdf = to_spark(spark, lists)
+    ours = to_polars(
+        rke_spark.evaluate(
+            to_spark(spark, log),
+            ["map", "map@10", "p@5", "ndcg@10", "recall@10"],
+            convention="spark",
+        )
+    ).row(0, named=True)
+    pairs = {
+        "map": ("meanAveragePrecision", 10),
+        "map@10": ("meanAveragePrecisionAtK", 10),
+        "p@5": ("precisionAtK", 5),
+        "ndcg@10": ("ndcgAtK", 10),
+        "recall@10": ("recallAtK", 10),
+    }
+    for label, (name, k) in pairs.items():
+        evaluator = RankingEvaluator(metricName=name, k=k)
+        assert ours[label] == pytest.approx(evaluator.evaluate(lists_sdf), abs=1e-12), label
