@@ -238,3 +238,18 @@ def test_cli_spill_dir(tmp_path, capsys):
     assert cli_main(argv) == 0
     assert capsys.readouterr().out.splitlines()[0] == "map"
     assert list(spill.iterdir()) == []
+
+
+@pytest.mark.parametrize("duplicates", ["first", "last", "max_score"])
+def test_spill_keeps_input_order_for_duplicates(duplicates):
+    log = _log()
+    # the same pairs again with other scores and labels, later in the input
+    again = log.sample(fraction=0.3, seed=1).with_columns(
+        pl.col("score").reverse(), pl.col("relevance").reverse()
+    )
+    both = pl.concat([log, again])
+    plain = rke.evaluate(both, METRICS, per_query=True, by="system", duplicates=duplicates)
+    passes = rke.evaluate(
+        both.lazy(), METRICS, per_query=True, by="system", duplicates=duplicates, n_buckets=3
+    )
+    _same(passes.collect(), plain)
