@@ -13,7 +13,8 @@ The README's conventions (also stated in its Development section):
   ``python -m polars_rankeval ...`` commands run in-process through
   ``polars_rankeval.cli.main(argv)`` and must exit 0. ``pip install`` lines are not run (the
   suite runs in the installed environment), nor ``python -m pytest`` (the suite itself; see
-  ``test_ci_runs_the_readme_test_command``), nor the benchmark and sample generator scripts.
+  ``test_ci_runs_the_readme_test_command``), nor ``spark-submit`` (with any leading
+  ``VAR=value``), nor the benchmark and sample generator scripts.
   Any other command fails the test until this module is taught about it.
 * A ```` ```text ```` block directly after a python script block or a shell block (prose may
   sit between them, no other code block) is that block's printed output, and is compared with
@@ -44,6 +45,7 @@ import shutil
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import dropwhile
 from pathlib import Path
 
 import polars as pl
@@ -229,6 +231,9 @@ def _not_run(command: list[str]) -> bool:
         or command[:2] == ["pip", "install"]
         or command[:3] == ["python", "-m", "pytest"]
         or command[:2] in (["python", "benchmarks/suite.py"], ["python", "data/make_sample.py"])
+        # a Spark job needs a Spark installation and a Java runtime; VAR=value may lead it
+        or next(dropwhile(lambda token: re.fullmatch(r"[A-Z_]+=\S*", token), command), "")
+        == "spark-submit"
     )
 
 
