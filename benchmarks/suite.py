@@ -9,7 +9,8 @@ before the Parquet file is read to the metric means, end to end, after the impor
 numba compilation is reported separately as its cold start). Every tool computes the standard
 suite ndcg@10, map, mrr, p@10 and recall@100 and its means are compared with ours.
 
-Tools: polars_rankeval (lazy ``scan_parquet`` with the default bounded passes, lazy in one
+Tools: polars_rankeval (lazy ``scan_parquet`` with the default bounded passes, which spill the
+log once into hash buckets of the query ids and read one bucket per pass, lazy in one
 unbounded pass, eager on a DataFrame), the Polars floor (scan the same columns, one
 ``rank().over(query)``, a ``group_by(query)`` sum), pytrec_eval (dicts built from the frame),
 ranx (``Qrels.from_df``/``Run.from_df`` + ``evaluate``, cold and warm), ir_measures
@@ -268,6 +269,9 @@ def run_worker(tool: str, path: Path, timeout: int) -> dict[str, object]:
         out.seek(0)
         result: dict[str, object] = json.loads(out.read().strip().splitlines()[-1])
     result["peak_rss_mb"] = usage.ru_maxrss / 1024  # KiB on Linux
+    # CPU seconds of the whole process (imports included): on a shared machine the wall time
+    # depends on the other processes' load, the CPU time much less.
+    result["cpu_s"] = usage.ru_utime + usage.ru_stime
     return result
 
 
