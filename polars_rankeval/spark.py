@@ -44,7 +44,7 @@ def _pyspark() -> Any:
     """``pyspark.sql.functions``, imported on first use with an install hint when missing."""
     try:
         from pyspark.sql import functions
-    except ImportError as error:  # pragma: no cover - exercised only without the extra
+    except ImportError as error:
         msg = f"polars_rankeval.spark needs pyspark (>= 3.5): {_INSTALL_HINT}"
         raise ImportError(msg) from error
     return functions

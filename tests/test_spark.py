@@ -283,3 +283,10 @@ def test_spark_convention_equals_sparks_own_ranking_evaluator(spark):
     for label, (name, k) in pairs.items():
         evaluator = RankingEvaluator(metricName=name, k=k)
         assert ours[label] == pytest.approx(evaluator.evaluate(lists_sdf), abs=1e-12), label
+
+
+def test_without_pyspark_the_error_names_the_extra(monkeypatch):
+    # pyspark is imported on first use: a missing one is an ImportError with the install line.
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)
+    with pytest.raises(ImportError, match=r'pip install "polars-rankeval\[spark\]"'):
+        rke_spark.evaluate(None, ["map"])  # type: ignore[arg-type]
