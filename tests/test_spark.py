@@ -44,6 +44,7 @@ METRICS = [
     "num_rel_ret",
     "gm_map",
     "frp",
+    "spearman",  # NaN where undefined, left out of the mean
 ]
 
 
@@ -128,6 +129,8 @@ def test_per_query_and_means_equal_local(spark, log, log_sdf):
     got = to_polars(rke_spark.evaluate(log_sdf, METRICS, by="system", per_query=True))
     want = rke.evaluate(log, METRICS, by="system", per_query=True)
     assert want.height > 200
+    assert want["spearman"].is_nan().any()
+    assert want["frp"].is_null().any()
     assert_same(got, want, ["system", "query"])
     means = to_polars(rke_spark.evaluate(log_sdf, METRICS, by="system"))
     assert_same(means, rke.evaluate(log, METRICS, by="system"), [])
@@ -140,6 +143,13 @@ def test_without_by_one_system(spark, log):
     got = to_polars(rke_spark.evaluate(sdf, METRICS, per_query=True))
     assert_same(got, rke.evaluate(one, METRICS, per_query=True), ["query"])
     assert_same(to_polars(rke_spark.evaluate(sdf, METRICS)), rke.evaluate(one, METRICS), [])
+
+
+def test_an_empty_input_gives_null_means_and_zero_counts(spark, log):
+    empty = log.clear()
+    sdf = to_spark(spark, empty)
+    assert to_polars(rke_spark.evaluate(sdf, METRICS, by="system", per_query=True)).height == 0
+    assert_same(to_polars(rke_spark.evaluate(sdf, METRICS)), rke.evaluate(empty, METRICS), [])
 
 
 def test_the_partition_count_changes_nothing(log, log_sdf):
