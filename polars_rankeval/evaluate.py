@@ -264,7 +264,8 @@ def _in_passes(
 
 
 _BUCKET_KEY = "__rke_bucket"
-# The spill files live for one evaluation: cheap compression beats small files.
+# The spill files live for one evaluation; lz4 measured faster than writing them uncompressed
+# and level with zstd (benchmarks/README.md).
 SPILL_COMPRESSION: Literal["lz4", "uncompressed", "snappy", "zstd"] = "lz4"
 
 
