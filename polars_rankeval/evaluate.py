@@ -301,6 +301,8 @@ def _spilled_passes(
                     # hive_partitioning=False: the bucket key is not a column of the input
                     scan = pl.scan_parquet(files, hive_partitioning=False)
                     parts.append(plan_for(scan).collect(engine="streaming"))
+                    # free the disk as the passes go: the spill is about the input's size
+                    shutil.rmtree(files, ignore_errors=True)
                 bar.advance()
         if not parts:
             return plan_for(lf.head(0)).collect(engine="streaming")

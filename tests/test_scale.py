@@ -165,6 +165,11 @@ def test_passes_read_spilled_buckets_which_are_removed(tmp_path, monkeypatch):
     _same(out.collect(), rke.evaluate(log, METRICS, by="system", per_query=True))
     assert len(seen) == 3  # one pass per bucket, each while the bucket files existed
     assert {f.parent.name for f in seen[0]} == {f"__rke_bucket={b}" for b in range(3)}
+    # each bucket's files are removed once its pass is done
+    assert [{f.parent.name for f in files} for files in seen[1:]] == [
+        {"__rke_bucket=1", "__rke_bucket=2"},
+        {"__rke_bucket=2"},
+    ]
     assert list(tmp_path.iterdir()) == []  # removed on success
 
 
