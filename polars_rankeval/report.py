@@ -17,6 +17,7 @@ import polars as pl
 
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
+from polars_rankeval.compare import CORRECTION_NAMES, TEST_NAMES
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 
 Format = Literal["markdown", "latex", "html"]
@@ -24,15 +25,6 @@ _NEEDED = (
     *("metric", "baseline", "system", "baseline_mean", "system_mean", "delta"),
     *("significant", "test", "correction", "alpha", "n_queries"),
 )
-_TEST_NAMES = {
-    "t": "paired t-test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "sign": "sign test",
-    "randomization": "paired randomization test",
-    "bootstrap": "paired bootstrap test",
-    "tukey": "randomized Tukey HSD",
-}
-_CORRECTIONS = {"bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 
 
 @dataclass(frozen=True)
@@ -105,8 +97,8 @@ def _table(comparison: pl.DataFrame) -> tuple[list[str], list[str], dict[tuple[s
 
 def _caption(comparison: pl.DataFrame) -> str:
     first = comparison.row(0, named=True)
-    test = _TEST_NAMES.get(first["test"], first["test"])
-    correction = _CORRECTIONS.get(first["correction"])
+    test = TEST_NAMES.get(first["test"], first["test"])
+    correction = CORRECTION_NAMES.get(first["correction"])
     adjusted = f", {correction}-adjusted p-values" if correction else ""
     fewest, most = int(comparison["n_queries"].min()), int(comparison["n_queries"].max())  # type: ignore[arg-type]
     n = f"{fewest} queries" if fewest == most else f"{fewest}-{most} queries"
