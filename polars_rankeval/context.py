@@ -32,7 +32,7 @@ stream); the expression namespace runs the same plan over the rows of its groups
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -238,27 +238,34 @@ def _row_flags(
     }
 
 
-def _subset_rank(mask: pl.Expr, key: pl.Expr) -> pl.Expr:
-    # Ranking the masked rows by the same key as the order gives their running count directly,
-    # in the same window pass as the order itself.
-    return pl.when(mask).then(key).rank("ordinal", descending=True)
-
-
-def _derived(flags: dict[str, pl.Expr], key: pl.Expr, over: Window) -> dict[str, pl.Expr]:
-    retrieved, relevant, judged, gain = (
-        flags["retrieved"],
-        flags["relevant"],
-        flags["judged"],
-        flags["gain"],
-    )
+def _list_totals(flags: dict[str, pl.Expr], over: Window) -> dict[str, pl.Expr]:
+    relevant, judged = flags["relevant"], flags["judged"]
     return {
-        "relevant_rank": over(_subset_rank(relevant & retrieved, key)),
-        "judged_rank": over(_subset_rank(judged & retrieved, key)),
-        "labelled_rank": over(_subset_rank(flags["has_label"] & retrieved, key)),
-        "ideal_rank": over(pl.when(gain > 0).then(gain).rank("ordinal", descending=True)),
         "num_rel": over(relevant.sum()),
         "num_judged_nonrel": over((judged & ~relevant).sum()),
         "max_label": over(pl.when(judged).then(flags["label"]).max()),
+    }
+
+
+# Running counts and the ideal order only concern a few rows of each list (the relevant, judged
+# or labelled ones, the ones with a positive gain), so their windows run over those rows only.
+SPARSE_RANKS = ("relevant_rank", "judged_rank", "labelled_rank", "ideal_rank")
+
+
+def _sparse_ranks(refs: dict[str, pl.Expr]) -> dict[str, tuple[pl.Expr, pl.Expr]]:
+    """Per sparse rank: the rows it is defined on, and the rank among them (before ``over``)."""
+    retrieved, order, gain = refs["retrieved"], refs["order"], refs["gain"]
+
+    def running_count(mask: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+        # The masked rows ranked by their position in the order: their running count.
+        return mask, pl.when(mask).then(order).rank("ordinal")
+
+    return {
+        "relevant_rank": running_count(refs["relevant"] & retrieved),
+        "judged_rank": running_count(refs["judged"] & retrieved),
+        "labelled_rank": running_count(refs["has_label"] & retrieved),
+        # Equal gains may come in any order: every use reads only the gain at a position.
+        "ideal_rank": (gain > 0, pl.when(gain > 0).then(gain).rank("ordinal", descending=True)),
     }
 
 
@@ -338,13 +345,14 @@ def ranked_frame(
     tie_groups: bool = False,
     negative_labels: NegativeLabels = "unjudged",
     nan_last: bool = False,
-) -> tuple[pl.LazyFrame, RankingContext, RankingContext | None]:
-    """Add the context as window columns to ``lf`` (one pass of windows over the partition).
+) -> RankedFrame:
+    """Add the context as window columns to ``lf``.
 
     Returns the frame, the context under trec ties and, when ``tie_groups`` is set, the same
     context under ``ties="expected"`` (sharing every column but the tie-group ones). Columns
     the chosen metrics do not use are pruned by Polars' projection pushdown, so the context
-    costs only what the metrics need.
+    costs only what the metrics need; the sparse ranks are added by
+    :meth:`RankedFrame.with_sparse_ranks` once the metrics' expressions are known.
     """
     partition = columns.partition
 
@@ -355,15 +363,17 @@ def ranked_frame(
         pl.col(columns.relevance), pl.col(columns.score), relevance_level, negative_labels
     )
     key = trec_key(pl.col(columns.score), pl.col(columns.item), nan_last=nan_last)
-    # One window stage: the order, the running counts and the ideal order all rank per list.
+    # One full-size window: the order. List totals are cheap scalar windows.
     lf, refs = _materialise(
         lf,
         {
             **flags,
             "order": over(key.rank("ordinal", descending=True)),
-            **_derived(flags, key, over),
+            **_list_totals(flags, over),
         },
     )
+    sparse = _sparse_ranks(refs)
+    refs.update({name: pl.col(_PREFIX + name) for name in sparse})
     refs["rank"] = pl.when(refs["retrieved"]).then(refs["order"])
     order_col = refs.pop("order")
 
@@ -380,7 +390,7 @@ def ranked_frame(
         item=pl.col(columns.item).cast(pl.String),
     )
     if not tie_groups:
-        return lf, ctx, None
+        return RankedFrame(lf, ctx, None, sparse, over)
     lf, tie = _tie_frame(lf, {**refs, "order": order_col}, partition, columns.score)
     size = tie.size.cast(pl.Float64)
     expected = replace(
@@ -390,4 +400,36 @@ def ranked_frame(
         ties="expected",
         tie=tie,
     )
-    return lf, ctx, expected
+    return RankedFrame(lf, ctx, expected, sparse, over)
+
+
+@dataclass(frozen=True)
+class RankedFrame:
+    """The frame with the context's columns, its contexts, and its deferred sparse ranks."""
+
+    frame: pl.LazyFrame
+    trec: RankingContext
+    expected: RankingContext | None
+    sparse: dict[str, tuple[pl.Expr, pl.Expr]]
+    over: Window
+
+    def with_sparse_ranks(self, frame: pl.LazyFrame, used: Collection[str]) -> pl.LazyFrame:
+        """Add the sparse ranks that expressions over ``used`` columns read.
+
+        Each is a window over the rows it is defined on; rows outside every such domain skip
+        the windows and get nulls, as the ranks themselves give them. Measured at 10M rows
+        (benchmarks/README.md), ranking ~5% of the rows instead of all of them saves most of a
+        full window per rank.
+        """
+        wanted = {name: self.sparse[name] for name in SPARSE_RANKS if _PREFIX + name in used}
+        if not wanted:
+            return frame
+        domain = pl.any_horizontal([mask for mask, _ in wanted.values()])
+        index = pl.get_index_type()
+        ranked = frame.filter(domain).with_columns(
+            self.over(rank).cast(index).alias(_PREFIX + name) for name, (_, rank) in wanted.items()
+        )
+        rest = frame.filter(~domain).with_columns(
+            pl.lit(None, dtype=index).alias(_PREFIX + name) for name in wanted
+        )
+        return pl.concat([ranked, rest])

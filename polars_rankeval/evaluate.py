@@ -141,7 +141,7 @@ def per_query_plan(
     lf = _prepared(lf, columns, settings)
     source = lf if source is None else _prepared(source, columns, settings)
     modes = [metric.ties or settings.ties for _, metric in resolved]
-    ranked, trec_ctx, expected_ctx = ranked_frame(
+    ranked = ranked_frame(
         lf,
         columns,
         settings.relevance_level,
@@ -149,14 +149,18 @@ def per_query_plan(
         negative_labels=settings.negative_labels,
         nan_last=settings.nan_scores == "last",
     )
+    trec_ctx = ranked.trec
     # One context per tie mode; partial and row names carry the mode so they never collide.
-    contexts = {"trec": trec_ctx, "expected": expected_ctx or trec_ctx}
+    contexts = {"trec": trec_ctx, "expected": ranked.expected or trec_ctx}
     pending = [
         (label, metric, contexts[mode], "" if mode == "trec" else "E:")
         for (label, metric), mode in zip(resolved, modes, strict=True)
     ]
+    # Every expression is built before the frame, so the sparse ranks they read are known.
+    stages = []
     for stage in ("rows", "later_rows"):
-        ranked, pending = _materialise_rows(ranked, pending, stage)
+        terms, pending = _row_stage(pending, stage)
+        stages.append(terms)
     partials: dict[str, pl.Expr] = {}
     for _, metric, ctx, prefix in pending:
         partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
@@ -165,7 +169,13 @@ def per_query_plan(
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
         **bookkeeping(columns, settings.nan_scores, float_labels),
     }
-    grouped = ranked.group_by(columns.partition).agg(**partials, **counts)
+    built = [*partials.values(), *counts.values(), *(e for t in stages for e in t.values())]
+    used = {name for expr in built for name in expr.meta.root_names()}
+    frame = ranked.with_sparse_ranks(ranked.frame, used)
+    for terms in stages:
+        if terms:
+            frame = frame.with_columns(expr.alias(name) for name, expr in terms.items())
+    grouped = frame.group_by(columns.partition).agg(**partials, **counts)
     # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
     # have judgments but no retrieved row.
     evaluated = pl.col(_N_LABELLED) > 0
@@ -186,12 +196,11 @@ def per_query_plan(
 _Pending = list[tuple[str, Metric, RankingContext, str]]
 
 
-def _materialise_rows(
-    ranked: pl.LazyFrame, pending: _Pending, stage: str
-) -> tuple[pl.LazyFrame, _Pending]:
-    """Materialise one stage of the metrics' own per-row terms (windows) before the group_by.
+def _row_stage(pending: _Pending, stage: str) -> tuple[dict[str, pl.Expr], _Pending]:
+    """One stage of the metrics' own per-row terms (windows), to materialise before grouping.
 
-    Names carry the tie mode's prefix, so the same term under two modes never collides.
+    Returns the terms by column name and the metrics with their contexts pointing at those
+    columns. Names carry the tie mode's prefix, so the same term under two modes never collides.
     """
     terms: dict[str, pl.Expr] = {}
     keys: list[list[str]] = []
@@ -200,9 +209,8 @@ def _materialise_rows(
         terms.update({prefix + key: expr for key, expr in rows.items()})
         keys.append(list(rows))
     if not terms:
-        return ranked, pending
+        return {}, pending
     names = {key: f"__rke_{stage}_{index}" for index, key in enumerate(terms)}
-    ranked = ranked.with_columns(expr.alias(names[key]) for key, expr in terms.items())
     updated = [
         (
             label,
@@ -212,7 +220,7 @@ def _materialise_rows(
         )
         for (label, metric, ctx, prefix), row_keys in zip(pending, keys, strict=True)
     ]
-    return ranked, updated
+    return {names[key]: expr for key, expr in terms.items()}, updated
 
 
 ROWS_PER_PASS = 4_000_000
