@@ -93,6 +93,7 @@ class RankingContext:
     extra: dict[str, pl.Expr] = field(default_factory=dict)
     score_key: pl.Expr | None = None
     item: pl.Expr | None = None
+    label_bits: int = 63
 
     @property
     def expected(self) -> bool:
@@ -128,6 +129,7 @@ def _context(
     tie: TieGroups | None = None,
     score_key: pl.Expr | None = None,
     item: pl.Expr | None = None,
+    label_bits: int = 63,
 ) -> RankingContext:
     return RankingContext(
         retrieved=rows["retrieved"],
@@ -153,7 +155,22 @@ def _context(
         tie=tie,
         score_key=score_key,
         item=item,
+        label_bits=label_bits,
     )
+
+
+def label_bits(dtype: pl.DataType) -> int:
+    """How many bits a non-negative label of this dtype can have (Int8: 7, UInt16: 16 ...).
+
+    Labels are read as Int64, so 63 at most; floats (whole numbers, checked) may use all 63.
+    """
+    if dtype == pl.Boolean:
+        return 1
+    if dtype.is_integer():
+        width = {pl.Int8: 8, pl.UInt8: 8, pl.Int16: 16, pl.UInt16: 16, pl.Int32: 32, pl.UInt32: 32}
+        bits = width.get(type(dtype), 64) - (1 if dtype.is_signed_integer() else 0)
+        return min(bits, 63)
+    return 63
 
 
 def _score_fields(score: pl.Expr, *, nan_last: bool) -> list[pl.Expr]:
@@ -388,6 +405,7 @@ def ranked_frame(
         running_sum=running_sum,
         score_key=score_key(pl.col(columns.score), nan_last=nan_last),
         item=pl.col(columns.item).cast(pl.String),
+        label_bits=label_bits(lf.collect_schema()[columns.relevance]),
     )
     if not tie_groups:
         return RankedFrame(lf, ctx, None, sparse, over)

@@ -226,3 +226,33 @@ def test_by_groups_and_columns_named_otherwise() -> None:
         log, METRICS, by="run", query="qid", item="doc", score="s", relevance="rel"
     )
     assert result.rows() == [("A", 1.0, 1.0), ("B", -1.0, -1.0)]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "top"),
+    [
+        (pl.Int8, 127),
+        (pl.UInt8, 255),
+        (pl.Int16, 2**15 - 1),
+        (pl.UInt16, 2**16 - 1),
+        (pl.Int32, 2**31 - 1),
+        (pl.UInt32, 2**32 - 1),
+        (pl.Boolean, 1),
+        (pl.Float32, 2**20),
+    ],
+)
+def test_narrow_label_dtypes_use_their_top_bit(dtype: pl.DataType, top: int) -> None:
+    # kendall_tau sorts once per bit a label of the column's dtype can have: the largest
+    # value of each dtype (its top bit set) must still count exactly
+    rng = np.random.default_rng(11)
+    n = 300
+    scores = rng.integers(0, 30, n).astype(np.float64)
+    pool = np.array([0, 0, 1, top // 2, top - 1, top]) if top > 1 else np.array([0, 1])
+    labels = rng.choice(pool, n)
+    log = pl.DataFrame(
+        {"query": ["q"] * n, "item": np.arange(n), "score": scores, "relevance": labels}
+    ).with_columns(pl.col("relevance").cast(dtype))
+    expected = scipy_values(scores.tolist(), labels.tolist())
+    row = rke.evaluate(log, METRICS, per_query=True).row(0, named=True)
+    for metric in METRICS:
+        assert_close(row[metric], expected[metric], (dtype, metric))

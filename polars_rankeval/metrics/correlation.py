@@ -53,10 +53,6 @@ import polars as pl
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import Lookup, Metric, Partials
 
-# Bits of a (non-negative Int64) label: the levels of the dominance count.
-_LABEL_BITS = 63
-
-
 def _retrieved_pair(ctx: RankingContext, metric: str) -> tuple[pl.Expr, pl.Expr]:
     """``x`` (score) and ``y`` (label, null/negative as 0) on retrieved rows, null elsewhere."""
     retrieved = ctx.retrieved
@@ -158,15 +154,17 @@ def kendall_tau() -> Metric:
     def later_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
         x, y = ctx.extra[x_rank_key], ctx.extra[y_value_key]
         x_below = ctx.extra[x_key]
+        # one window per bit a label of the column's dtype can have (Int8: 7, Int64: 63)
+        label_bits = ctx.label_bits
         # labels of the list's retrieved rows lie in [0, bound]
         bound = ctx.max_label.fill_null(0).clip(lower_bound=0)
 
         def bit_of_y(bit: int) -> pl.Expr:
-            return (y // 2**bit) % 2 if 0 <= bit < _LABEL_BITS else pl.lit(0)
+            return (y // 2**bit) % 2 if 0 <= bit < label_bits else pl.lit(0)
 
-        # S_i = Σ_b bit_b (K_{b+1} − K_b) = Σ_b (bit_{b−1} − bit_b) K_b, b = 0.._LABEL_BITS
-        weights = [bit_of_y(bit - 1) - bit_of_y(bit) for bit in range(_LABEL_BITS + 1)]
-        actives = [ctx.retrieved & (bound >= 2**bit) for bit in range(_LABEL_BITS)]
+        # S_i = Σ_b bit_b (K_{b+1} − K_b) = Σ_b (bit_{b−1} − bit_b) K_b, b = 0..label_bits
+        weights = [bit_of_y(bit - 1) - bit_of_y(bit) for bit in range(label_bits + 1)]
+        actives = [ctx.retrieved & (bound >= 2**bit) for bit in range(label_bits)]
         levels = [
             ctx.over(
                 pl.when(active).then(pl.struct((y // 2**bit).alias("y"), x.alias("x"))).rank("min")
