@@ -53,6 +53,7 @@ import polars as pl
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import Lookup, Metric, Partials
 
+
 def _retrieved_pair(ctx: RankingContext, metric: str) -> tuple[pl.Expr, pl.Expr]:
     """``x`` (score) and ``y`` (label, null/negative as 0) on retrieved rows, null elsewhere."""
     retrieved = ctx.retrieved
