@@ -32,7 +32,7 @@ stream); the expression namespace runs the same plan over the rows of its groups
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -167,8 +167,15 @@ def label_bits(dtype: pl.DataType) -> int:
     if dtype == pl.Boolean:
         return 1
     if dtype.is_integer():
-        width = {pl.Int8: 8, pl.UInt8: 8, pl.Int16: 16, pl.UInt16: 16, pl.Int32: 32, pl.UInt32: 32}
-        bits = width.get(type(dtype), 64) - (1 if dtype.is_signed_integer() else 0)
+        widths: dict[pl.DataType, int] = {
+            pl.Int8(): 8,
+            pl.UInt8(): 8,
+            pl.Int16(): 16,
+            pl.UInt16(): 16,
+            pl.Int32(): 32,
+            pl.UInt32(): 32,
+        }
+        bits = widths.get(dtype, 64) - (1 if dtype.is_signed_integer() else 0)
         return min(bits, 63)
     return 63
 
@@ -431,23 +438,35 @@ class RankedFrame:
     sparse: dict[str, tuple[pl.Expr, pl.Expr]]
     over: Window
 
-    def with_sparse_ranks(self, frame: pl.LazyFrame, used: Collection[str]) -> pl.LazyFrame:
-        """Add the sparse ranks that expressions over ``used`` columns read.
+    def with_sparse_ranks(
+        self,
+        frame: pl.LazyFrame,
+        used: Collection[str],
+        terms: Mapping[str, tuple[pl.Expr, pl.Expr]] | None = None,
+    ) -> pl.LazyFrame:
+        """Add the sparse ranks that expressions over ``used`` columns read, and ``terms``.
 
         Each is a window over the rows it is defined on; rows outside every such domain skip
-        the windows and get nulls, as the ranks themselves give them. Measured at 10M rows
+        the windows and get nulls, as the ranks themselves give them. ``terms`` are metrics'
+        own sparse terms, column name → (rows, expression): the expression must read only
+        its rows (mask them before any window) and be null elsewhere. Measured at 10M rows
         (benchmarks/README.md), ranking ~5% of the rows instead of all of them saves most of a
         full window per rank.
         """
-        wanted = {name: self.sparse[name] for name in SPARSE_RANKS if _PREFIX + name in used}
+        wanted = {
+            _PREFIX + name: (mask, self.over(rank).cast(pl.get_index_type()))
+            for name, (mask, rank) in self.sparse.items()
+            if _PREFIX + name in used
+        }
+        wanted.update(terms or {})
         if not wanted:
             return frame
         domain = pl.any_horizontal([mask for mask, _ in wanted.values()])
-        index = pl.get_index_type()
         ranked = frame.filter(domain).with_columns(
-            self.over(rank).cast(index).alias(_PREFIX + name) for name, (_, rank) in wanted.items()
+            expr.alias(name) for name, (_, expr) in wanted.items()
         )
+        schema = ranked.collect_schema()
         rest = frame.filter(~domain).with_columns(
-            pl.lit(None, dtype=index).alias(_PREFIX + name) for name in wanted
+            pl.lit(None, dtype=schema[name]).alias(name) for name in wanted
         )
         return pl.concat([ranked, rest])

@@ -157,6 +157,7 @@ def per_query_plan(
         for (label, metric), mode in zip(resolved, modes, strict=True)
     ]
     # Every expression is built before the frame, so the sparse ranks they read are known.
+    sparse_terms, pending = _row_stage(pending, "sparse_rows")
     stages = []
     for stage in ("rows", "later_rows"):
         terms, pending = _row_stage(pending, stage)
@@ -171,7 +172,7 @@ def per_query_plan(
     }
     built = [*partials.values(), *counts.values(), *(e for t in stages for e in t.values())]
     used = {name for expr in built for name in expr.meta.root_names()}
-    frame = ranked.with_sparse_ranks(ranked.frame, used)
+    frame = ranked.with_sparse_ranks(ranked.frame, used, sparse_terms)
     for terms in stages:
         if terms:
             frame = frame.with_columns(expr.alias(name) for name, expr in terms.items())
@@ -196,13 +197,14 @@ def per_query_plan(
 _Pending = list[tuple[str, Metric, RankingContext, str]]
 
 
-def _row_stage(pending: _Pending, stage: str) -> tuple[dict[str, pl.Expr], _Pending]:
+def _row_stage(pending: _Pending, stage: str) -> tuple[dict[str, Any], _Pending]:
     """One stage of the metrics' own per-row terms (windows), to materialise before grouping.
 
-    Returns the terms by column name and the metrics with their contexts pointing at those
-    columns. Names carry the tie mode's prefix, so the same term under two modes never collides.
+    Returns the terms by column name (expressions, or (rows, expression) pairs for
+    ``sparse_rows``) and the metrics with their contexts pointing at those columns. Names carry
+    the tie mode's prefix, so the same term under two modes never collides.
     """
-    terms: dict[str, pl.Expr] = {}
+    terms: dict[str, Any] = {}
     keys: list[list[str]] = []
     for _, metric, ctx, prefix in pending:
         rows = getattr(metric, stage)(ctx)

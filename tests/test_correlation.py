@@ -256,3 +256,26 @@ def test_narrow_label_dtypes_use_their_top_bit(dtype: pl.DataType, top: int) -> 
     row = rke.evaluate(log, METRICS, per_query=True).row(0, named=True)
     for metric in METRICS:
         assert_close(row[metric], expected[metric], (dtype, metric))
+
+
+def test_values_do_not_depend_on_the_other_metrics_of_the_call() -> None:
+    # kendall_tau's sparse windows run over the rows other metrics' sparse ranks also need
+    # (ndcg: positive gains, bpref: judged rows): only its own rows may count
+    rng = np.random.default_rng(5)
+    n = 400
+    log = pl.DataFrame(
+        {
+            "query": rng.integers(0, 8, n).astype(str),
+            "item": np.arange(n),
+            "score": rng.integers(0, 20, n).astype(np.float64),
+            "relevance": rng.choice([None, -1, 0, 0, 1, 2, 3], n).tolist(),
+        }
+    )
+    alone = rke.evaluate(log, METRICS, per_query=True)
+    together = rke.evaluate(log, ["ndcg", "bpref", *METRICS, "map"], per_query=True)
+    assert_frame_equal(alone, together.select(alone.columns))
+    for row in alone.iter_rows(named=True):
+        part = log.filter(pl.col("query") == row["query"])
+        expected = scipy_values(part["score"].to_list(), part["relevance"].to_list())
+        for metric in METRICS:
+            assert_close(row[metric], expected[metric], (row["query"], metric))

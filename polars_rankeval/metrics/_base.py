@@ -28,9 +28,14 @@ from polars_rankeval.errors import InvalidOptionError
 Partials = dict[str, pl.Expr]
 Lookup = Callable[[str], pl.Expr]
 RowTerms = Callable[[RankingContext], dict[str, pl.Expr]]
+SparseTerms = Callable[[RankingContext], dict[str, tuple[pl.Expr, pl.Expr]]]
 
 
 def _no_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+    return {}
+
+
+def _no_sparse_rows(ctx: RankingContext) -> dict[str, tuple[pl.Expr, pl.Expr]]:
     return {}
 
 
@@ -60,6 +65,11 @@ class Metric:
         Tie handling of this metric; None follows the evaluation's ``ties=``.
     later_rows
         Per-row terms that read ``rows``' terms from ``ctx.extra`` (a second window stage).
+    sparse_rows
+        Per-row terms defined on a few rows of each list, as ``(rows, expression)``: their
+        windows run over those rows only (with the context's sparse ranks, before ``rows``),
+        so the expression must mask its rows before any window and read no sparse rank.
+        Other rows get null. ``rows`` and ``partials`` read them from ``ctx.extra``.
     """
 
     name: str
@@ -70,6 +80,7 @@ class Metric:
     expected_value: Callable[[Lookup], pl.Expr] | None = None
     later_rows: RowTerms = _no_rows
     ties: Ties | None = None
+    sparse_rows: SparseTerms = _no_sparse_rows
 
     def value_for(self, ctx: RankingContext) -> Callable[[Lookup], pl.Expr]:
         """The value builder that matches the context's tie handling."""

@@ -53,6 +53,12 @@ import polars as pl
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import Lookup, Metric, Partials
 
+# kendall_tau's per-row terms: over all retrieved rows, and over the positive-label rows only
+_X_RANKS = "kendall_x_ranks"
+_P_X_BELOW, _P_Y_BELOW, _P_X_AVERAGE2 = "kendall_p_x_below", "kendall_p_y_below", "kendall_p_x_avg2"
+_P_BELOW, _P_XY_BELOW = "kendall_p_below_", "kendall_p_xy_below"
+_CHUNK = 8
+
 
 def _retrieved_pair(ctx: RankingContext, metric: str) -> tuple[pl.Expr, pl.Expr]:
     """``x`` (score) and ``y`` (label, null/negative as 0) on retrieved rows, null elsewhere."""
@@ -132,52 +138,40 @@ def kendall_tau() -> Metric:
     └───────┴─────────────┴──────────┘
     """
     name = "kendall_tau"
-    below_key, x_key, y_key, xy_key = (
-        "kendall_below",
-        "kendall_x_below",
-        "kendall_y_below",
-        "kendall_xy_below",
-    )
-
-    x_rank_key, y_value_key = "kendall_x_rank", "kendall_y"
 
     def rows(ctx: RankingContext) -> dict[str, pl.Expr]:
-        x, y = _retrieved_pair(ctx, name)
+        x, _ = _retrieved_pair(ctx, name)
         x = x + 0  # -0.0 + 0 is +0.0: the two zeros stay one value
-        return {
-            # integers that order like the scores: the per-bit ranks below sort ints only
-            x_rank_key: ctx.over(x.rank("dense")).cast(pl.Int64),
-            y_value_key: y,
-            x_key: ctx.over(x.rank("min")).cast(pl.Int64) - 1,
-            y_key: ctx.over(y.rank("min")).cast(pl.Int64) - 1,
-        }
+        # over all retrieved rows; one window gives both ranks (measured faster than two)
+        ranks = pl.struct(x.rank("min").alias("min"), x.rank("average").alias("average"))
+        return {_X_RANKS: ctx.over(ranks)}
 
-    def later_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
-        x, y = ctx.extra[x_rank_key], ctx.extra[y_value_key]
-        x_below = ctx.extra[x_key]
-        # one window per bit a label of the column's dtype can have (Int8: 7, Int64: 63)
-        label_bits = ctx.label_bits
+    def sparse_rows(ctx: RankingContext) -> dict[str, tuple[pl.Expr, pl.Expr]]:
+        x, y = _retrieved_pair(ctx, name)
+        x = x + 0
+        positive = (y > 0).fill_null(value=False)
+        x, y = pl.when(positive).then(x), pl.when(positive).then(y)
+
+        def below(key: pl.Expr) -> pl.Expr:
+            return ctx.over(key.rank("min")).cast(pl.Int64) - 1
+
+        bits = ctx.label_bits
         # labels of the list's retrieved rows lie in [0, bound]
         bound = ctx.max_label.fill_null(0).clip(lower_bound=0)
-
-        def bit_of_y(bit: int) -> pl.Expr:
-            return (y // 2**bit) % 2 if 0 <= bit < label_bits else pl.lit(0)
-
-        # S_i = Σ_b bit_b (K_{b+1} − K_b) = Σ_b (bit_{b−1} − bit_b) K_b, b = 0..label_bits
-        weights = [bit_of_y(bit - 1) - bit_of_y(bit) for bit in range(label_bits + 1)]
-        actives = [ctx.retrieved & (bound >= 2**bit) for bit in range(label_bits)]
+        actives = [bound >= 2**bit for bit in range(bits)]
         levels = [
-            ctx.over(
-                pl.when(active).then(pl.struct((y // 2**bit).alias("y"), x.alias("x"))).rank("min")
-            ).cast(pl.Int64)
-            - 1
+            # a struct of nulls is not null: mask it too, or other rows would be ranked
+            below(pl.when(active & positive).then(pl.struct((y // 2**bit).alias("y"), x)))
             for bit, active in enumerate(actives)
         ]
-        # a level above every label of the list orders by x alone (K_b = K_63): it is not
-        # sorted again (null above) but folded into the weight of x_below
-        dominated = pl.sum_horizontal(
-            weight * level.fill_null(0) for weight, level in zip(weights, levels, strict=False)
-        )
+
+        def bit_of_y(bit: int) -> pl.Expr:
+            return (y // 2**bit) % 2 if 0 <= bit < bits else pl.lit(0)
+
+        # S_i = Σ_b bit_b (K_{b+1} − K_b) = Σ_b (bit_{b−1} − bit_b) K_b over the positive rows
+        weights = [bit_of_y(bit - 1) - bit_of_y(bit) for bit in range(bits + 1)]
+        terms = [w * level.fill_null(0) for w, level in zip(weights, levels, strict=False)]
+        # a level above every label of the list orders by x alone: folded into x's weight
         x_weight = pl.sum_horizontal(
             weights[-1],
             *(
@@ -185,28 +179,66 @@ def kendall_tau() -> Metric:
                 for w, active in zip(weights, actives, strict=False)
             ),
         )
+        x_below = below(x)
+        terms.append(x_weight * x_below)
+        # S in chunks of a few levels: one expression of 63 windows breaks Polars' plan graph
+        chunks = {
+            f"{_P_BELOW}{start}": (positive, pl.sum_horizontal(terms[start : start + _CHUNK]))
+            for start in range(0, len(terms), _CHUNK)
+        }
         return {
-            below_key: pl.when(ctx.retrieved).then(dominated + x_weight * x_below),
-            # K_0 = lexicographic (y, x); null when all labels are 0 (tau is NaN then anyway)
-            xy_key: levels[0],
+            **chunks,
+            _P_XY_BELOW: (positive, levels[0]),
+            _P_X_BELOW: (positive, x_below),
+            _P_Y_BELOW: (positive, below(y)),
+            _P_X_AVERAGE2: (positive, 2 * ctx.over(x.rank("average"))),
         }
 
     def partials(ctx: RankingContext) -> Partials:
-        keys = (below_key, x_key, y_key, xy_key)
-        sums = {key: ctx.extra[key].sum().cast(pl.Int64) for key in keys}
-        return {**sums, "corr_nan_scores": _nan_score(ctx, name)}
+        _, y = _retrieved_pair(ctx, name)
+        positive = (y > 0).fill_null(value=False)
+        extra = ctx.extra
+        x_ranks = extra[_X_RANKS].struct
+        # pairs not tied in x: Σ (rank_min − 1); 2 × the average rank is an integer
+        x_below = x_ranks.field("min").cast(pl.Int64) - 1
+        zero_vs_positive = (2 * x_ranks.field("average") - extra[_P_X_AVERAGE2]).cast(pl.Int64)
+        sums = {
+            f"kendall_{key}": extra[column].sum().cast(pl.Int64)
+            for key, column in (
+                ("p_x_free", _P_X_BELOW),
+                ("p_y_free", _P_Y_BELOW),
+                ("p_xy_free", _P_XY_BELOW),
+            )
+        }
+        chunks = [column for column in extra if column.startswith(_P_BELOW)]
+        return {
+            **sums,
+            "kendall_p_below": pl.sum_horizontal(extra[c] for c in chunks).sum().cast(pl.Int64),
+            "kendall_x_free": x_below.sum(),
+            "kendall_n": ctx.retrieved.sum().cast(pl.Int64),
+            "kendall_p": positive.sum().cast(pl.Int64),
+            "kendall_zp": zero_vs_positive.filter(positive).sum(),
+            "corr_nan_scores": _nan_score(ctx, name),
+        }
 
     def value(p: Lookup) -> pl.Expr:
-        # Σ (rank_min − 1) over a list = pairs not tied: n_0 − n_1 (x), n_0 − n_2 (y),
-        # n_0 − n_3 (x and y)
-        x_free, y_free = p(x_key), p(y_key)
-        difference = 2 * p(below_key) + y_free + (p(xy_key) - x_free)
+        n, positive = p("kendall_n"), p("kendall_p")
+        mixed = positive * (n - positive)  # pairs of a zero and a positive label
+        x_free, y_free = p("kendall_x_free"), mixed + p("kendall_p_y_free")
+        # pairs (zero label, positive label): sign of the x difference, summed
+        zero_vs_positive = p("kendall_zp") - mixed
+        # pairs of two positive labels: the dominance count over those rows alone
+        among_positive = (
+            2 * p("kendall_p_below")
+            + p("kendall_p_y_free")
+            + (p("kendall_p_xy_free") - p("kendall_p_x_free"))
+        )
         tau = (
-            difference.cast(pl.Float64)
+            (zero_vs_positive + among_positive).cast(pl.Float64)
             / x_free.cast(pl.Float64).sqrt()
             / y_free.cast(pl.Float64).sqrt()
         )
         defined = (x_free > 0) & (y_free > 0) & (p("corr_nan_scores") == 0)
         return _undefined_to_nan(tau, defined)
 
-    return Metric(name, partials, value, summary="nanmean", rows=rows, later_rows=later_rows)
+    return Metric(name, partials, value, summary="nanmean", rows=rows, sparse_rows=sparse_rows)
