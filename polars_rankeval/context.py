@@ -306,23 +306,54 @@ def _materialise(
 def _tie_frame(
     lf: pl.LazyFrame, refs: dict[str, pl.Expr], partition: list[str], score: str
 ) -> tuple[pl.LazyFrame, TieGroups]:
-    """Window columns describing each group of tied scores (frame-level path only)."""
+    """Window columns describing each group of tied scores (frame-level path only).
+
+    Most scores are unique within their list: such a row is a group of one, whose description
+    is the row itself. Windows over (list, score) would make millions of such groups, so only
+    rows that share their score (and the unretrieved rows, one group per list as trec_eval
+    orders them last) are grouped: every other row falls into one group per list whose window
+    values are replaced by its own.
+    """
     # -0.0 + 0.0 is +0.0, so the two zeros (equal under sorting) share a tie group.
-    tie_key = "__rke_tie_score"
-    lf = lf.with_columns((pl.col(score) + 0.0).alias(tie_key))
-    tie_partition = [*partition, tie_key]
+    tie_score = pl.col(score) + 0.0
+    span = _PREFIX + "tie_span"
+    lf = lf.with_columns(
+        pl.struct(
+            tie_score.rank("min", descending=True).alias("first"),
+            tie_score.rank("max", descending=True).alias("last"),
+        )
+        .over(partition)
+        .alias(span)
+    )
+    in_group, tie_key = _PREFIX + "tie_grouped", _PREFIX + "tie_score"
+    grouped = pl.col(span).struct.field("last") > pl.col(span).struct.field("first")
+    lf = lf.with_columns(grouped.fill_null(value=True).alias(in_group))
+    lf = lf.with_columns(pl.when(in_group).then(tie_score).alias(tie_key))
+    tie_partition = [*partition, in_group, tie_key]
+    in_tie = pl.col(in_group)
 
     def spread(expr: pl.Expr) -> pl.Expr:
-        return expr.sum().over(tie_partition) / pl.len().over(tie_partition)
+        return pl.when(in_tie).then((expr.sum() / pl.len()).over(tie_partition)).otherwise(expr)
 
-    rank, relevant = refs["rank"], refs["relevant"]
+    rank, relevant, judged = refs["rank"], refs["relevant"], refs["judged"]
+    index = pl.get_index_type()
+    totals = pl.struct(
+        pl.len().alias("size"),
+        relevant.sum().alias("relevant"),
+        judged.sum().alias("judged"),
+        rank.min().alias("first"),
+    ).over(tie_partition)
+
+    def of_group(field: str, alone: pl.Expr) -> pl.Expr:
+        return pl.when(in_tie).then(totals.struct.field(field)).otherwise(alone).cast(index)
+
     lf, stage1 = _materialise(
         lf,
         {
-            "tie_size": pl.len().over(tie_partition),
-            "tie_relevant": relevant.sum().over(tie_partition),
-            "tie_judged": refs["judged"].sum().over(tie_partition),
-            "tie_start": rank.min().over(tie_partition) - 1,
+            "tie_size": of_group("size", pl.lit(1)),
+            "tie_relevant": of_group("relevant", relevant),
+            "tie_judged": of_group("judged", judged),
+            "tie_start": of_group("first", rank) - 1,
             "hits_through": relevant.cast(pl.UInt32)
             .cum_sum()
             .over(partition, order_by=refs["order"]),
@@ -333,18 +364,25 @@ def _tie_frame(
     # Probability that a uniformly shuffled group holds no relevant row at offset ``offset``
     # given none before: (t - r - j) / (t - j). Products become sums of logs (log 0 = -inf).
     log_factor = ((size - rel - offset).clip(lower_bound=0.0) / (size - offset)).log()
+    above = stage1["hits_through"].cast(pl.Int64) - relevant.cast(pl.Int64)
+    running = pl.struct(
+        log_factor.cum_sum().alias("through"),
+        log_factor.shift(1, fill_value=0.0).cum_sum().alias("before"),
+    ).over(tie_partition, order_by=rank)
     lf, stage2 = _materialise(
         lf,
         {
             "tie_offset": offset,
-            "relevant_above": (stage1["hits_through"].cast(pl.Int64) - relevant.cast(pl.Int64))
-            .min()
-            .over(tie_partition),
-            "none_through": log_factor.cum_sum().over(tie_partition, order_by=rank).exp(),
-            "none_before": log_factor.shift(1, fill_value=0.0)
-            .cum_sum()
-            .over(tie_partition, order_by=rank)
+            "relevant_above": pl.when(in_tie)
+            .then(above.min().over(tie_partition))
+            .otherwise(above),
+            "none_through": pl.when(in_tie)
+            .then(running.struct.field("through"))
+            .otherwise(log_factor)
             .exp(),
+            "none_before": pl.when(in_tie)
+            .then(running.struct.field("before").exp())
+            .otherwise(1.0),
         },
     )
     groups = TieGroups(
