@@ -20,25 +20,29 @@ def _tqdm_class() -> Any:
 class Progress:
     """``rank_eval: pass 3/25 [######              ] 12%  4.1s`` on one stderr line.
 
-    The first step is the spill (the input written into its hash buckets), shown as
-    ``spill``; then one step per pass. ``enabled=None`` shows the bar only when stderr is a
+    With ``spill=True`` the first step is the spill (the input written into its hash buckets),
+    shown as ``spill``; then one step per pass. ``enabled=None`` shows the bar only when stderr is a
     terminal (so logs and CI stay clean); True forces it and False silences it. A forced bar
     where stderr is not a terminal (a Jupyter notebook) is ``tqdm.auto``'s when tqdm is
     installed, since a carriage-return line does not redraw there.
     """
 
-    def __init__(self, total: int, *, enabled: bool | None, label: str = "rank_eval") -> None:
+    def __init__(
+        self, total: int, *, enabled: bool | None, label: str = "rank_eval", spill: bool = True
+    ) -> None:
         self.total = total
         self.done = 0
-        self.spilling = True
+        self.spilling = spill
+        self.spill_steps = 1 if spill else 0
         self.label = label
         terminal = sys.stderr.isatty()
         self.enabled = terminal if enabled is None else enabled
         self.started = time.perf_counter()
         tqdm = _tqdm_class() if self.enabled and not terminal else None
         # one step for the spill, then one per pass
+        desc = f"{label}: spill" if spill else f"{label}: passes"
         self._tqdm = (
-            None if tqdm is None else tqdm(total=total + 1, desc=f"{label}: spill", unit="step")
+            None if tqdm is None else tqdm(total=total + self.spill_steps, desc=desc, unit="step")
         )
 
     def __enter__(self) -> Progress:
@@ -65,8 +69,8 @@ class Progress:
         if not self.enabled or self._tqdm is not None:
             return
         width = 20
-        steps = self.total + 1  # the spill counts as one step
-        finished = self.done + (0 if self.spilling else 1)
+        steps = self.total + self.spill_steps  # the spill counts as one step
+        finished = self.done + (0 if self.spilling else self.spill_steps)
         filled = width * finished // steps
         percent = 100 * finished // steps
         elapsed = time.perf_counter() - self.started

@@ -197,8 +197,8 @@ def _add_pass_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument(
         "--spill-dir",
-        help="directory for the passes' temporary bucket files (default: the system's "
-        "temporary directory); they are removed at the end",
+        help="directory for the temporary bucket files of more than 3 passes (default: the "
+        "system's temporary directory); they are removed at the end",
     )
 
 

@@ -160,15 +160,16 @@ def test_passes_read_spilled_buckets_which_are_removed(tmp_path, monkeypatch):
     log = _log()
     seen = _watch_passes(monkeypatch, tmp_path)
     out = rke.evaluate(
-        log.lazy(), METRICS, by="system", per_query=True, n_buckets=3, spill_dir=tmp_path
+        log.lazy(), METRICS, by="system", per_query=True, n_buckets=4, spill_dir=tmp_path
     )
     _same(out.collect(), rke.evaluate(log, METRICS, by="system", per_query=True))
-    assert len(seen) == 3  # one pass per bucket, each while the bucket files existed
-    assert {f.parent.name for f in seen[0]} == {f"__rke_bucket={b}" for b in range(3)}
+    assert len(seen) == 4  # one pass per bucket, each while the bucket files existed
+    assert {f.parent.name for f in seen[0]} == {f"__rke_bucket={b}" for b in range(4)}
     # each bucket's files are removed once its pass is done
     assert [{f.parent.name for f in files} for files in seen[1:]] == [
-        {"__rke_bucket=1", "__rke_bucket=2"},
-        {"__rke_bucket=2"},
+        {"__rke_bucket=1", "__rke_bucket=2", "__rke_bucket=3"},
+        {"__rke_bucket=2", "__rke_bucket=3"},
+        {"__rke_bucket=3"},
     ]
     assert list(tmp_path.iterdir()) == []  # removed on success
 
@@ -178,6 +179,31 @@ def test_one_pass_writes_no_spill(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "mkdtemp", None)  # would raise if the spill were made
     out = rke.evaluate(log.lazy(), ["map"], spill_dir=tmp_path).collect()  # 6,000 rows: 1 pass
     _same(out, rke.evaluate(log, ["map"]))
+
+
+@pytest.mark.parametrize("n_buckets", [2, evaluate_module.RESCAN_PASSES])
+def test_few_passes_reread_the_input_instead_of_spilling(tmp_path, monkeypatch, n_buckets):
+    log = _log()
+    monkeypatch.setattr(tempfile, "mkdtemp", None)  # would raise if the spill were made
+    out = rke.evaluate(log.lazy(), METRICS, by="system", n_buckets=n_buckets).collect()
+    _same(out, rke.evaluate(log, METRICS, by="system"))
+
+
+def test_more_passes_than_rereads_spill(tmp_path):
+    log = _log()
+    made = []
+    real = tempfile.mkdtemp
+
+    def mkdtemp(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "mkdtemp", mkdtemp)
+        passes = evaluate_module.RESCAN_PASSES + 1
+        out = rke.evaluate(log.lazy(), ["map"], n_buckets=passes, spill_dir=tmp_path).collect()
+    _same(out, rke.evaluate(log, ["map"]))
+    assert len(made) == 1
 
 
 def test_spill_is_removed_on_error(tmp_path):
@@ -192,7 +218,7 @@ def test_spill_is_removed_on_error(tmp_path):
 def test_spill_is_removed_on_ctrl_c(tmp_path, monkeypatch):
     seen = _watch_passes(monkeypatch, tmp_path, interrupt=KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
-        rke.evaluate(_log().lazy(), ["map"], n_buckets=3, spill_dir=tmp_path).collect()
+        rke.evaluate(_log().lazy(), ["map"], n_buckets=4, spill_dir=tmp_path).collect()
     assert len(seen) == 1  # interrupted in the first pass, with the buckets on disk
     assert list(tmp_path.iterdir()) == []
 
@@ -239,7 +265,7 @@ def test_cli_spill_dir(tmp_path, capsys):
     _log().write_parquet(path)
     spill = tmp_path / "spill"
     spill.mkdir()
-    argv = [str(path), "-m", "map", "--csv", "--buckets", "3", "--spill-dir", str(spill)]
+    argv = [str(path), "-m", "map", "--csv", "--buckets", "4", "--spill-dir", str(spill)]
     assert cli_main(argv) == 0
     assert capsys.readouterr().out.splitlines()[0] == "map"
     assert list(spill.iterdir()) == []
