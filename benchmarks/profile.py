@@ -2,6 +2,7 @@
 
     python benchmarks/profile.py                       # the suite's 10M log, standard suite
     python benchmarks/profile.py --rows 1e6 --metrics map,kendall_tau --repeat 5
+    python benchmarks/profile.py --alone --metrics map,kendall_tau,spearman   # per metric
 
 Each stage is a query that runs everything before it plus one more step, timed in this warm
 process (best of ``--repeat``); the increment is what that step adds:
@@ -16,6 +17,9 @@ process (best of ``--repeat``); the increment is what that step adds:
   spill the input into hash buckets above ``ROWS_PER_PASS`` rows).
 
 The Polars floor (one scan, one float rank window, one group-by sum) is printed for scale.
+With ``--alone``, each metric is timed on its own instead: ``evaluate`` in one pass, and the
+expression namespace (``group_by("query").agg(pl.col("relevance").rank_eval.metric(...))``
+on the collected frame, which runs the same plan per group).
 """
 
 from __future__ import annotations
@@ -92,6 +96,17 @@ def stages(lf: pl.LazyFrame, metrics: list[str]) -> dict[str, Callable[[], objec
     }
 
 
+def alone(lf: pl.LazyFrame, metrics: list[str], repeat: int) -> None:
+    """Each metric on its own: the frame path in one pass and the expression namespace."""
+    frame = lf.collect()
+    print(f"{'metric':<20} {'evaluate':>10} {'expression':>10}")
+    for metric in metrics:
+        framed = best_of(rke.evaluate(lf, [metric], n_buckets=1).collect, repeat)
+        expression = pl.col("relevance").rank_eval.metric(metric)
+        grouped = best_of(lambda e=expression: frame.group_by("query").agg(e), repeat)
+        print(f"{metric:<20} {framed:10.3f} {grouped:10.3f}")
+
+
 def best_of(run: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -107,6 +122,7 @@ def main() -> None:
     parser.add_argument("--path", help="a Parquet log instead (query, item, score, relevance)")
     parser.add_argument("--metrics", default=SUITE, help="comma-separated metric names")
     parser.add_argument("--repeat", type=int, default=3, help="runs per stage (best is kept)")
+    parser.add_argument("--alone", action="store_true", help="time each metric on its own")
     args = parser.parse_args()
     if args.path:
         path = Path(args.path)
@@ -122,6 +138,9 @@ def main() -> None:
     rows = lf.select(pl.len()).collect().item()
     print(f"{path.name}: {rows:,} rows; metrics {', '.join(metrics)}; best of {args.repeat}")
     print(f"{'Polars floor':<20} {best_of(floor(lf).collect, args.repeat):8.3f} s")
+    if args.alone:
+        alone(lf, metrics, args.repeat)
+        return
     print(f"{'stage':<20} {'cumulative':>10} {'step':>8}")
     previous = 0.0
     for name, run in stages(lf, metrics).items():

@@ -9,13 +9,13 @@ before the Parquet file is read to the metric means, end to end, after the impor
 numba compilation is reported separately as its cold start). Every tool computes the standard
 suite ndcg@10, map, mrr, p@10 and recall@100 and its means are compared with ours.
 
-Tools: polars_rankeval (lazy ``scan_parquet`` with the default bounded passes, which spill the
-log once into hash buckets of the query ids and read one bucket per pass, lazy in one
-unbounded pass, eager on a DataFrame), the Polars floor (scan the same columns, one
-``rank().over(query)``, a ``group_by(query)`` sum), pytrec_eval (dicts built from the frame),
-ranx (``Qrels.from_df``/``Run.from_df`` + ``evaluate``, cold and warm), ir_measures
-(``calc_aggregate`` on pandas frames) and a plain pandas implementation in the style of
-Microsoft Recommenders (sort, cumcount, merge, groupby).
+Tools: polars_rankeval (lazy ``scan_parquet`` with the default bounded passes over hash
+buckets of the query ids, which re-read the log for up to 3 passes and spill it once for more;
+the same with ``ties="expected"``; lazy in one unbounded pass; eager on a DataFrame), the
+Polars floor (scan the same columns, one ``rank().over(query)``, a ``group_by(query)`` sum),
+pytrec_eval (dicts built from the frame), ranx (``Qrels.from_df``/``Run.from_df`` +
+``evaluate``, cold and warm), ir_measures (``calc_aggregate`` on pandas frames) and a plain
+pandas implementation in the style of Microsoft Recommenders (sort, cumcount, merge, groupby).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ TREC_NAMES = {
 TOOLS = [
     "rke_lazy",
     "rke_lazy_one_pass",
+    "rke_lazy_expected",
     "rke_eager",
     "floor",
     "pytrec_eval",
@@ -49,7 +50,11 @@ TOOLS = [
     "ir_measures",
     "pandas",
 ]
-BIG_TOOLS = ["rke_lazy", "floor"]  # the only ones run at 100M rows (others exceed RAM/time)
+BIG_TOOLS = [
+    "rke_lazy",
+    "rke_lazy_expected",
+    "floor",
+]  # the only ones run at 100M rows (others exceed RAM/time)
 
 
 # ---- workers (run in a child process) --------------------------------------------------------
@@ -64,7 +69,9 @@ def _rke(path: str, mode: str) -> dict[str, float]:
         out = rke.evaluate(pl.read_parquet(path), SUITE)
     else:
         n_buckets = 1 if mode == "one_pass" else "auto"
-        out = rke.evaluate(pl.scan_parquet(path), SUITE, n_buckets=n_buckets).collect()
+        ties = "expected" if mode == "expected" else "trec"
+        lazy = rke.evaluate(pl.scan_parquet(path), SUITE, n_buckets=n_buckets, ties=ties)
+        out = lazy.collect()
     return out.row(0, named=True)
 
 
@@ -219,6 +226,8 @@ def worker(tool: str, path: str) -> None:
     # Import the heavy libraries before the clock starts: import cost is not evaluation.
     import polars  # noqa: F401
 
+    if tool.startswith("rke_"):
+        import polars_rankeval  # noqa: F401
     if tool in ("pytrec_eval", "ir_measures"):
         import pytrec_eval  # noqa: F401
     if tool in ("ranx", "ir_measures", "pandas"):
@@ -228,6 +237,7 @@ def worker(tool: str, path: str) -> None:
     runners = {
         "rke_lazy": lambda: _rke(path, "lazy"),
         "rke_lazy_one_pass": lambda: _rke(path, "one_pass"),
+        "rke_lazy_expected": lambda: _rke(path, "expected"),
         "rke_eager": lambda: _rke(path, "eager"),
         "floor": lambda: _floor(path),
         "pytrec_eval": lambda: _pytrec(path),
@@ -344,20 +354,23 @@ def render(results: dict[int, dict[str, dict[str, object]]], machine_text: str) 
     lines = [
         f"Machine: {machine_text}. One run per cell; times in seconds, peak RSS in MB.",
         "",
-        "| rows | tool | time | peak RSS | time / ours (lazy) | max abs diff of means vs ours |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| rows | tool | time | CPU | peak RSS | time / ours (lazy) "
+        "| max abs diff of means vs ours |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for size, tools in results.items():
         ours = tools.get("rke_lazy", {})
         for tool, result in tools.items():
             if "error" in result:
-                lines.append(f"| {size:,} | {tool} | — | — | — | {result['error']} |")
+                lines.append(f"| {size:,} | {tool} | — | — | — | — | {result['error']} |")
                 continue
             seconds = float(result["seconds"])  # type: ignore[arg-type]
             ratio = seconds / float(ours["seconds"]) if "seconds" in ours else float("nan")
             means = result["means"]
             diff = "—"
-            if tool != "floor" and "means" in ours:
+            if tool == "rke_lazy_expected":
+                diff = "— (expected over tie orders)"
+            elif tool != "floor" and "means" in ours:
                 worst = max(abs(means[m] - ours["means"][m]) for m in SUITE)  # type: ignore[index]
                 diff = f"{worst:.1e}"
             extra = ""
@@ -365,7 +378,8 @@ def render(results: dict[int, dict[str, dict[str, object]]], machine_text: str) 
                 build, cold = result["ranx_build_s"], result["ranx_cold_s"]
                 extra = f" (build {build:.1f}, cold incl. JIT {cold:.1f})"
             lines.append(
-                f"| {size:,} | {tool}{extra} | {seconds:.2f} | {result['peak_rss_mb']:.0f} "
+                f"| {size:,} | {tool}{extra} | {seconds:.2f} | {result['cpu_s']:.1f} "
+                f"| {result['peak_rss_mb']:.0f} "
                 f"| {ratio:.1f}x | {diff} |"
             )
     return "\n".join(lines)

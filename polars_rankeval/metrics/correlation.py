@@ -156,8 +156,9 @@ def kendall_tau() -> Metric:
             return ctx.over(key.rank("min")).cast(pl.Int64) - 1
 
         bits = ctx.label_bits
-        # labels of the list's retrieved rows lie in [0, bound]
-        bound = ctx.max_label.fill_null(0).clip(lower_bound=0)
+        # labels of the list's positive retrieved rows lie in [1, bound]; a window over those
+        # rows only (the list's max_label would be one more full-size window)
+        bound = ctx.over(y.max()).fill_null(0)
         actives = [bound >= 2**bit for bit in range(bits)]
         levels = [
             # a struct of nulls is not null: mask it too, or other rows would be ranked
