@@ -34,7 +34,7 @@ import polars as pl
 import polars_rankeval as rke
 from polars_rankeval._columns import make_columns
 from polars_rankeval.context import ranked_frame
-from polars_rankeval.evaluate import _row_stage, per_query_plan, settings_for
+from polars_rankeval.evaluate import metric_plan, per_query_plan, settings_for
 from polars_rankeval.registry import resolve_metrics
 
 HERE = Path(__file__).resolve().parent
@@ -62,33 +62,14 @@ def stages(lf: pl.LazyFrame, metrics: list[str]) -> dict[str, Callable[[], objec
     ranked = ranked_frame(lf, columns, settings.relevance_level)
     ctx = ranked.trec
     pending = [(label, metric, ctx, "") for label, metric in resolved]
-    sparse_terms, pending = _row_stage(pending, "sparse_rows")
-    row_stages = []
-    for stage in ("rows", "later_rows"):
-        terms, pending = _row_stage(pending, stage)
-        row_stages.append(terms)
-    partials: dict[str, pl.Expr] = {}
-    for _, metric, metric_ctx, _ in pending:
-        partials.update(metric.partials(metric_ctx))
-    built = [*partials.values(), *(expr for terms in row_stages for expr in terms.values())]
-    used = {name for expr in built for name in expr.meta.root_names()}
-    sparse = ranked.with_sparse_ranks(ranked.frame, used, sparse_terms)
-    sparse_sums = [pl.col(name).sum() for name in sparse_terms] + [
-        getattr(ctx, name).sum().alias(name)
-        for name in ("relevant_rank", "judged_rank", "labelled_rank", "ideal_rank")
-        if f"__rke_{name}" in used
-    ]
-    sparse_sums = sparse_sums or [ctx.rank.sum()]
-    grouped = sparse
-    for terms in row_stages:
-        if terms:
-            grouped = grouped.with_columns(expr.alias(name) for name, expr in terms.items())
-    grouped = grouped.group_by(columns.partition).agg(**partials)
+    built = metric_plan(ranked, pending, [])
+    sparse_sums = [pl.col(name).sum() for name in built.sparse_columns] or [ctx.rank.sum()]
+    grouped = built.frame.group_by(columns.partition).agg(**built.partials)
     plan = per_query_plan(lf, columns, resolved, settings)
     return {
         "scan": lf.select(pl.all().null_count()).collect,
         "order window": ranked.frame.select(ctx.rank.sum()).collect,
-        "sparse windows": sparse.select(sparse_sums).collect,
+        "sparse windows": built.sparse.select(sparse_sums).collect,
         "group-by": grouped.select(pl.exclude(columns.partition).sum()).collect,
         "checks": plan.select(pl.exclude(columns.partition).sum()).collect,
         "mean (one pass)": rke.evaluate(lf, metrics, n_buckets=1).collect,

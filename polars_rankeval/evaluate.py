@@ -21,7 +21,13 @@ from polars_rankeval._columns import (
 )
 from polars_rankeval._options import check_choice
 from polars_rankeval._progress import Progress
-from polars_rankeval.context import RankingContext, Ties, check_ties, ranked_frame
+from polars_rankeval.context import (
+    RankedFrame,
+    RankingContext,
+    Ties,
+    check_ties,
+    ranked_frame,
+)
 from polars_rankeval.conventions import (
     Convention,
     ConventionName,
@@ -156,27 +162,14 @@ def per_query_plan(
         (label, metric, contexts[mode], "" if mode == "trec" else "E:")
         for (label, metric), mode in zip(resolved, modes, strict=True)
     ]
-    # Every expression is built before the frame, so the sparse ranks they read are known.
-    sparse_terms, pending = _row_stage(pending, "sparse_rows")
-    stages = []
-    for stage in ("rows", "later_rows"):
-        terms, pending = _row_stage(pending, stage)
-        stages.append(terms)
-    partials: dict[str, pl.Expr] = {}
-    for _, metric, ctx, prefix in pending:
-        partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
     counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
         **bookkeeping(columns, settings.nan_scores, float_labels),
     }
-    built = [*partials.values(), *counts.values(), *(e for t in stages for e in t.values())]
-    used = {name for expr in built for name in expr.meta.root_names()}
-    frame = ranked.with_sparse_ranks(ranked.frame, used, sparse_terms)
-    for terms in stages:
-        if terms:
-            frame = frame.with_columns(expr.alias(name) for name, expr in terms.items())
-    grouped = frame.group_by(columns.partition).agg(**partials, **counts)
+    built = metric_plan(ranked, pending, list(counts.values()))
+    pending = built.pending
+    grouped = built.frame.group_by(columns.partition).agg(**built.partials, **counts)
     # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
     # have judgments but no retrieved row.
     evaluated = pl.col(_N_LABELLED) > 0
@@ -195,6 +188,48 @@ def per_query_plan(
 
 
 _Pending = list[tuple[str, Metric, RankingContext, str]]
+
+
+@dataclass(frozen=True)
+class MetricPlan:
+    """The metrics' per-row work on a ranked frame, before grouping.
+
+    ``sparse`` is the frame with the sparse ranks and terms the metrics read, ``frame`` adds
+    their own per-row terms; ``partials`` are their aggregations and ``pending`` the metrics
+    with contexts pointing at the added columns.
+    """
+
+    ranked: pl.LazyFrame
+    sparse: pl.LazyFrame
+    frame: pl.LazyFrame
+    partials: dict[str, pl.Expr]
+    pending: _Pending
+
+    @property
+    def sparse_columns(self) -> list[str]:
+        """The columns the sparse ranks and terms added (for profiling)."""
+        before = set(self.ranked.collect_schema().names())
+        return [name for name in self.sparse.collect_schema().names() if name not in before]
+
+
+def metric_plan(ranked: RankedFrame, pending: _Pending, also_read: list[pl.Expr]) -> MetricPlan:
+    """Build every metric expression first, so only the sparse ranks they read are added."""
+    sparse_terms, pending = _row_stage(pending, "sparse_rows")
+    stages = []
+    for stage in ("rows", "later_rows"):
+        terms, pending = _row_stage(pending, stage)
+        stages.append(terms)
+    partials: dict[str, pl.Expr] = {}
+    for _, metric, ctx, prefix in pending:
+        partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
+    built = [*partials.values(), *also_read, *(e for t in stages for e in t.values())]
+    used = {name for expr in built for name in expr.meta.root_names()}
+    sparse = ranked.with_sparse_ranks(ranked.frame, used, sparse_terms)
+    frame = sparse
+    for terms in stages:
+        if terms:
+            frame = frame.with_columns(expr.alias(name) for name, expr in terms.items())
+    return MetricPlan(ranked.frame, sparse, frame, partials, pending)
 
 
 def _row_stage(pending: _Pending, stage: str) -> tuple[dict[str, Any], _Pending]:
