@@ -588,7 +588,7 @@ def _scan(path: str) -> pl.LazyFrame:
     if suffix in {".ndjson", ".jsonl"}:
         return pl.scan_ndjson(path)
     # Parquet files, directories and globs. Polars reads hive partitions (model=bm25/) of a
-    # directory by default but not of a glob; the README promises both.
+    # directory by default but not of a glob; the docs (guides/cli.md) promise both.
     return pl.scan_parquet(path, hive_partitioning=True if _is_glob(path) else None)
 
 

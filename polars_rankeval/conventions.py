@@ -7,10 +7,10 @@ queries with no retrieved row). Anything passed explicitly (a keyword to ``evalu
 option in a metric string or Metric object) wins over the preset. A metric the tool does not
 define raises.
 
-Where a tool's behaviour is arbitrary it is not copied, and the README says so: ranx's and
-torchmetrics' order of tied scores (unstable sorts), Recommenders' input-order tie-break, and
-Spark's caller-supplied order; the presets use trec_eval's tie rule (or the tool's own
-tie-averaging where it has one).
+Where a tool's behaviour is arbitrary it is not copied, and the docs say so
+(docs/pages/guides/conventions.md): ranx's and torchmetrics' order of tied scores (unstable
+sorts), Recommenders' input-order tie-break, and Spark's caller-supplied order; the presets use
+trec_eval's tie rule (or the tool's own tie-averaging where it has one).
 """
 
 from __future__ import annotations

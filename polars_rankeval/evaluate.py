@@ -462,7 +462,8 @@ def evaluate(
     convention
         ``"trec_eval"`` (default), ``"sklearn"``, ``"ranx"``, ``"torchmetrics"``, ``"spark"``,
         ``"recommenders"`` or ``"ir_measures"``: that tool's definitions as defaults (see the
-        README's conventions table). Explicit keywords and metric options win over the preset.
+        conventions guide, docs/pages/guides/conventions.md). Explicit keywords and metric
+        options win over the preset.
     negative_labels
         ``"unjudged"`` (default, trec_eval: pooled but unjudged) or ``"nonrelevant"`` (ranx).
     unretrieved

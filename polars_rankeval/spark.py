@@ -9,8 +9,8 @@ the local engine (:func:`polars_rankeval.evaluate`). The means are computed in S
 library's summary rules.
 
 The workers import ``polars_rankeval``: it must be installed in the Python environment that
-``PYSPARK_PYTHON`` names on every executor (or shipped with ``--py-files``); see the README's
-"Running on Spark" section. pyspark itself is imported only when a function here is called.
+``PYSPARK_PYTHON`` names on every executor (or shipped with ``--py-files``); see the docs'
+Spark guide. pyspark itself is imported only when a function here is called.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def evaluate(
     Parameters
     ----------
     sdf
-        A ``pyspark.sql.DataFrame`` in the long format (see the README's input contract).
+        A ``pyspark.sql.DataFrame`` in the long format (the docs' input contract guide).
     metrics
         As for :func:`polars_rankeval.evaluate`.
     per_query

@@ -1,6 +1,7 @@
-"""Every fenced code block of README.md runs, in order, one test per block.
+"""Every fenced code block of README.md and of the documentation site runs, one test per block.
 
-The README's conventions (also stated in its Development section):
+The pages are README.md and every Markdown page under ``docs/pages/``; each page's blocks run
+in order with the README's conventions (also stated in its Development section):
 
 * A ```` ```python ```` block runs in a fresh namespace. ```` ```python continued ```` runs in
   the namespace left by the python block before it (GitHub renders only the first word of the
@@ -14,7 +15,8 @@ The README's conventions (also stated in its Development section):
   ``polars_rankeval.cli.main(argv)`` and must exit 0. ``pip install`` lines are not run (the
   suite runs in the installed environment), nor ``python -m pytest`` (the suite itself; see
   ``test_ci_runs_the_readme_test_command``), nor ``spark-submit`` (with any leading
-  ``VAR=value``), nor the benchmark and sample generator scripts.
+  ``VAR=value``), nor the benchmark and sample generator scripts, nor ``mkdocs`` (the site's
+  build is ``tests/test_docs.py``).
   Any other command fails the test until this module is taught about it.
 * A ```` ```text ```` block directly after a python script block or a shell block (prose may
   sit between them, no other code block) is that block's printed output, and is compared with
@@ -55,6 +57,8 @@ from polars_rankeval.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted((DOCS / "pages").rglob("*.md"))]
 
 PYTHON = {"python", "py", "python3"}
 SHELL = {"bash", "sh", "shell", "console"}
@@ -84,6 +88,16 @@ class Block:
     source: str
     output: Block | None = field(default=None, repr=False)
     previous_python: Block | None = field(default=None, repr=False)
+    path: Path = README
+
+    @property
+    def page(self) -> str:
+        """The page's path from the repository root (README.md, docs/pages/...)."""
+        return self.path.relative_to(ROOT).as_posix()
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
     @property
     def first_line(self) -> str:
@@ -94,7 +108,7 @@ class Block:
         return self.first_line.startswith(">>>")
 
 
-def parse_blocks(text: str) -> list[Block]:
+def parse_blocks(text: str, path: Path = README) -> list[Block]:
     """Fenced blocks in document order (CommonMark fences, indented ones in lists included)."""
     blocks: list[Block] = []
     lines = text.splitlines()
@@ -120,7 +134,7 @@ def parse_blocks(text: str) -> list[Block]:
             body.append(line[min(indent, len(line) - len(line.lstrip(" "))) :])
             j += 1
         lang = info[0].lower() if info else ""
-        blocks.append(Block(i + 1, lang, info[1:], "\n".join(body) + "\n"))
+        blocks.append(Block(i + 1, lang, info[1:], "\n".join(body) + "\n", path=path))
         i = j + 1
     previous_python: Block | None = None
     for before, block in zip([None, *blocks], blocks, strict=False):
@@ -146,17 +160,17 @@ def _run_python(block: Block, namespace: dict[str, object]) -> str:
         parser = doctest.DocTestParser()
         prose = [part for part in parser.parse(block.source) if isinstance(part, str)]
         assert not "".join(prose).strip(), (
-            f"README.md:{block.line}: a doctest block holds only >>> examples and their output"
+            f"{block.where}: a doctest block holds only >>> examples and their output"
         )
         # lineno: the example lines are reported as README line numbers
-        test = parser.get_doctest(block.source, namespace, "README.md", str(README), block.line)
+        test = parser.get_doctest(block.source, namespace, block.page, str(block.path), block.line)
         report = io.StringIO()
         runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
         runner.run(test, out=report.write, clear_globs=False)
         assert runner.failures == 0, report.getvalue()
         return ""
     # blank lines ahead of the source: tracebacks name README.md lines
-    code = compile("\n" * block.line + block.source, str(README), "exec")
+    code = compile("\n" * block.line + block.source, str(block.path), "exec")
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):
@@ -164,11 +178,9 @@ def _run_python(block: Block, namespace: dict[str, object]) -> str:
     except Exception as error:
         # the README frames only: pytest would print the whole README as the failing "function"
         frames = traceback.extract_tb(error.__traceback__)
-        shown = traceback.format_list([f for f in frames if f.filename == str(README)])
+        shown = traceback.format_list([f for f in frames if f.filename == str(block.path)])
         shown += traceback.format_exception_only(error)
-        raise AssertionError(
-            f"README.md:{block.line}: the block raised\n{''.join(shown)}"
-        ) from None
+        raise AssertionError(f"{block.where}: the block raised\n{''.join(shown)}") from None
     return printed.getvalue()
 
 
@@ -177,7 +189,7 @@ def _chain(block: Block) -> list[Block]:
     chain = [block]
     while CONTINUED in chain[0].flags:
         before = chain[0].previous_python
-        assert before is not None, f"README.md:{chain[0].line}: '{CONTINUED}' but no block before"
+        assert before is not None, f"{chain[0].where}: '{CONTINUED}' but no block before"
         chain.insert(0, before)
     return chain
 
@@ -231,6 +243,8 @@ def _not_run(command: list[str]) -> bool:
         or command[:2] == ["pip", "install"]
         or command[:3] == ["python", "-m", "pytest"]
         or command[:2] in (["python", "benchmarks/suite.py"], ["python", "data/make_sample.py"])
+        # the site's build runs in tests/test_docs.py
+        or command[0] == "mkdocs"
         # a Spark job needs a Spark installation and a Java runtime; VAR=value may lead it
         or next(dropwhile(lambda token: re.fullmatch(r"[A-Z_]+=\S*", token), command), "")
         == "spark-submit"
@@ -243,7 +257,7 @@ def _run_shell(block: Block) -> str:
         argv = _is_cli(command)
         if argv is None:
             assert _not_run(command), (
-                f"README.md:{block.line}: unknown command {shlex.join(command)!r}; "
+                f"{block.where}: unknown command {shlex.join(command)!r}; "
                 "tests/test_readme.py must be told whether to run it"
             )
             continue
@@ -265,19 +279,18 @@ def check_block(block: Block) -> None:
         printed = _run_python(last, namespace)
         if block.output is not None:
             assert not block.is_doctest, (
-                f"README.md:{block.line}: a doctest block shows its output inline, not in a "
-                "text block"
+                f"{block.where}: a doctest block shows its output inline, not in a text block"
             )
     elif block.lang in SHELL:
-        assert not block.flags, f"README.md:{block.line}: shell blocks take no flags"
+        assert not block.flags, f"{block.where}: shell blocks take no flags"
         printed = _run_shell(block)
     else:
         raise AssertionError(
-            f"README.md:{block.line}: a ```{block.lang} block; use python, bash or text (output "
+            f"{block.where}: a ```{block.lang} block; use python, bash or text (output "
             "right after a python or bash block), or teach tests/test_readme.py the language"
         )
     if block.output is not None:
-        _compare(block.output.source, printed, f"README.md:{block.line}")
+        _compare(block.output.source, printed, block.where)
 
 
 def _is_output(block: Block, blocks: list[Block]) -> bool:
@@ -308,7 +321,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---- the tests -----------------------------------------------------------------------------------
 
-BLOCKS = parse_blocks(README.read_text(encoding="utf-8"))
+PAGE_BLOCKS = {page: parse_blocks(page.read_text(encoding="utf-8"), page) for page in PAGES}
+BLOCKS = [block for blocks in PAGE_BLOCKS.values() for block in blocks]
 
 
 def _params() -> list[object]:
@@ -321,8 +335,10 @@ def _params() -> list[object]:
         marks = (
             [] if bug is None else [pytest.mark.xfail(reason=f"library bug: {bug}", strict=True)]
         )
+        pages = DOCS / "pages"
+        page = "" if block.path == README else f"{block.path.relative_to(pages).with_suffix('')}-"
         params.append(
-            pytest.param(block, id=f"line{block.line}-{block.lang or 'none'}", marks=marks)
+            pytest.param(block, id=f"{page}line{block.line}-{block.lang or 'none'}", marks=marks)
         )
     return params
 
