@@ -1,8 +1,11 @@
-"""Render the README's plot gallery from data/sample.parquet (public API only; re-runnable).
+"""The plot gallery's charts, drawn from data/sample.parquet (public API only).
+
+The documentation site renders them when it is built (``docs/hooks.py`` calls ``charts()``),
+so the gallery always shows what the current code draws. To look at them without the site:
 
 python data/gallery/make_gallery.py   # needs the plot extra: pip install ".[plot]"
 
-Writes one PNG per chart of ``rke.plot`` next to this script, at twice the pixel density.
+which writes one PNG per chart next to this script (not kept in the repository).
 """
 
 from __future__ import annotations
