@@ -103,11 +103,16 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
         else convention.settings.get(key, default)
         for key, default in _TREC_SETTINGS.items()
     }
-    check_choice("missing_queries", chosen["missing_queries"], ["skip", "zero"])
-    check_choice("negative_labels", chosen["negative_labels"], ["unjudged", "nonrelevant"])
-    check_choice("unretrieved", chosen["unretrieved"], ["count", "drop"])
-    check_choice("duplicates", chosen["duplicates"], ["error", "first", "last", "max_score"])
-    check_choice("nan_scores", chosen["nan_scores"], ["error", "last"])
+    # the canonical spelling of each choice: values are matched case-insensitively
+    choices = {
+        "missing_queries": ["skip", "zero"],
+        "negative_labels": ["unjudged", "nonrelevant"],
+        "unretrieved": ["count", "drop"],
+        "duplicates": ["error", "first", "last", "max_score"],
+        "nan_scores": ["error", "last"],
+    }
+    for key, allowed in choices.items():
+        chosen[key] = check_choice(key, chosen[key], allowed)
     return Settings(
         relevance_level=check_relevance_level(chosen["relevance_level"]),
         missing_queries=chosen["missing_queries"],
@@ -530,7 +535,7 @@ def evaluate(
     """
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     preset, settings = settings_for(convention, locals())
-    check_choice("engine", engine, ["auto", "in-memory", "streaming"])
+    engine = check_choice("engine", engine, ["auto", "in-memory", "streaming"])
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)

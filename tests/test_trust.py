@@ -190,3 +190,64 @@ def test_unknown_input_type_names_the_accepted_ones() -> None:
         rke.InvalidOptionError, match=r"pandas DataFrame or a pyarrow Table, got builtins\.dict"
     ):
         rke.evaluate(EXAMPLE, ["map"])
+
+
+# ---- option values are case-insensitive, and the canonical value is the one used ------------
+
+_CASE_LOG = pl.DataFrame(
+    {
+        "query": ["q1"] * 5 + ["q2"] * 2 + ["q3"],
+        "item": ["a", "b", "c", "d", "e", "a", "b", "a"],
+        "score": [0.9, 0.8, 0.7, 0.6, None, 0.5, 0.4, None],
+        "relevance": [0, 2, None, 1, 3, 0, 1, 1],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("spelled", "canonical"),
+    [
+        ("map@2(denominator=min_k_R)", "map@2(denominator=min_k_R)"),
+        ("map@2(denominator=MIN_K_R)", "map@2(denominator=min_k_R)"),
+        ("judged@3(denominator=MIN_K_N)", "judged@3(denominator=min_k_n)"),
+        ("ndcg@3(gain=EXP)", "ndcg@3(gain=exp)"),
+        ("ndcg@3(discount=JARVELIN)", "ndcg@3(discount=jarvelin)"),
+        ("err@3(transform=SIGMOID)", "err@3(transform=sigmoid)"),
+        ("rbp(gain=BINARY)", "rbp(gain=binary)"),
+    ],
+)
+def test_metric_option_spelling_never_changes_the_value(spelled: str, canonical: str) -> None:
+    # a value accepted case-insensitively must act as its canonical spelling, never silently
+    # fall back to the default (map@2(denominator=min_k_R) once did)
+    got = rke.evaluate(_CASE_LOG, [spelled], per_query=True)[spelled].to_list()
+    want = rke.evaluate(_CASE_LOG, [canonical], per_query=True)[canonical].to_list()
+    plain = canonical.partition("(")[0]
+    default = rke.evaluate(_CASE_LOG, [plain], per_query=True)[plain].to_list()
+    assert got == want
+    assert want != default, "the option must matter here"
+
+
+def test_min_k_r_denominator_by_hand() -> None:
+    # q1: R = 3 (b, d, e), relevant b at rank 2: AP@2 = (1/2) / min(2, 3) = 0.25
+    row = rke.evaluate(_CASE_LOG.filter(query="q1"), ["map@2(denominator=min_k_R)"]).row(0)
+    assert row == (0.25,)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "spelled", "canonical"),
+    [
+        ("missing_queries", "ZERO", "zero"),
+        ("unretrieved", "Drop", "drop"),
+        ("negative_labels", "NonRelevant", "nonrelevant"),
+    ],
+)
+def test_setting_spelling_never_changes_the_value(
+    keyword: str, spelled: str, canonical: str
+) -> None:
+    log = _CASE_LOG.with_columns(pl.col("relevance").replace(0, -1))
+    metrics = ["map", "ndcg", "bpref", "judged@3", "num_q"]
+    got = rke.evaluate(log, metrics, **{keyword: spelled})
+    want = rke.evaluate(log, metrics, **{keyword: canonical})
+    default = rke.evaluate(log, metrics)
+    assert got.rows() == want.rows()
+    assert want.rows() != default.rows(), "the setting must matter here"

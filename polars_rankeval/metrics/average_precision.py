@@ -86,7 +86,7 @@ def average_precision(
     (1.0,)
     """
     k = check_cutoff(k, "map", required=False)
-    check_choice("denominator", denominator, ["R", "min_k_R", "hits"])
+    denominator = check_choice("denominator", denominator, ["R", "min_k_R", "hits"])
     nonpositive_scores = check_nonpositive_scores(nonpositive_scores)
     shown: dict[str, object] = {}
     if denominator != "R":

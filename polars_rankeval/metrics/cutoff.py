@@ -187,7 +187,7 @@ def judged(
     (0.25, 0.5, 0.5)
     """
     k = _cutoff(k, "judged")
-    check_choice("denominator", denominator, ["k", "min_k_n"])
+    denominator = check_choice("denominator", denominator, ["k", "min_k_n"])
     tie_order = check_tie_order(tie_order)
     if not isinstance(count_negative, bool):
         msg = f"option count_negative= must be True or False, got {count_negative!r}"

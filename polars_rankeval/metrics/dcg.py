@@ -51,10 +51,11 @@ Unmapped = Literal["label", "zero"]
 
 
 def _check_options(
-    gain: object, log_base: object, discount: object, ideal: object, unmapped: object
-) -> None:
+    gain: Gain, log_base: object, discount: object, ideal: object, unmapped: object
+) -> tuple[Gain, Discount, Ideal, Unmapped]:
+    """The options, checked, with string choices in their canonical spelling."""
     if not isinstance(gain, Mapping):
-        check_choice("gain", gain, ["linear", "exp", "binary", "{label: gain, ...}"])
+        gain = check_choice("gain", gain, ["linear", "exp", "binary"])
     else:
         for label, value in gain.items():
             if isinstance(label, bool) or not isinstance(label, int):
@@ -71,9 +72,12 @@ def _check_options(
     ):
         msg = f"option log_base= must be a number > 1, got {log_base!r}"
         raise InvalidOptionError(msg)
-    check_choice("discount", discount, ["log", "jarvelin"])
-    check_choice("ideal", ideal, ["judged", "retrieved"])
-    check_choice("unmapped", unmapped, ["label", "zero"])
+    return (
+        gain,
+        check_choice("discount", discount, ["log", "jarvelin"]),
+        check_choice("ideal", ideal, ["judged", "retrieved"]),
+        check_choice("unmapped", unmapped, ["label", "zero"]),
+    )
 
 
 def gain_expr(
@@ -148,7 +152,7 @@ class _DcgFamily:
         gain_level: bool,
         unmapped: Unmapped = "label",
     ) -> None:
-        _check_options(gain, log_base, discount, ideal, unmapped)
+        gain, discount, ideal, unmapped = _check_options(gain, log_base, discount, ideal, unmapped)
         if not isinstance(gain_level, bool):
             msg = f"option gain_level= must be True or False, got {gain_level!r}"
             raise InvalidOptionError(msg)

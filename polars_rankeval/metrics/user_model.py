@@ -62,7 +62,7 @@ def err(
 ) -> Metric:
     """Expected reciprocal rank, optionally cut at ``k``."""
     k = check_cutoff(k, "err", required=False)
-    check_choice("transform", transform, ["exp", "sigmoid"])
+    transform = check_choice("transform", transform, ["exp", "sigmoid"])
     if isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1:
         msg = f"option max_grade= must be a positive int, got {max_grade!r}"
         raise InvalidOptionError(msg)
@@ -106,7 +106,7 @@ def rbp(*, p: float = 0.9, gain: RbpGain = "trec") -> Metric:
     if persistence >= 1:
         msg = f"option p= must be in (0, 1), got {p!r}"
         raise InvalidOptionError(msg)
-    check_choice("gain", gain, ["trec", "binary", "raw"])
+    gain = check_choice("gain", gain, ["trec", "binary", "raw"])
     shown: dict[str, object] = {}
     if persistence != 0.9:
         shown["p"] = f"{persistence:g}"
