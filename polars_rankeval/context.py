@@ -273,9 +273,6 @@ def _list_totals(flags: dict[str, pl.Expr], over: Window) -> dict[str, pl.Expr]:
 
 # Running counts and the ideal order only concern a few rows of each list (the relevant, judged
 # or labelled ones, the ones with a positive gain), so their windows run over those rows only.
-SPARSE_RANKS = ("relevant_rank", "judged_rank", "labelled_rank", "ideal_rank")
-
-
 def _sparse_ranks(refs: dict[str, pl.Expr]) -> dict[str, tuple[pl.Expr, pl.Expr]]:
     """Per sparse rank: the rows it is defined on, and the rank among them (before ``over``)."""
     retrieved, order, gain = refs["retrieved"], refs["order"], refs["gain"]
@@ -478,18 +475,17 @@ class RankedFrame:
 
     def with_sparse_ranks(
         self,
-        frame: pl.LazyFrame,
         used: Collection[str],
         terms: Mapping[str, tuple[pl.Expr, pl.Expr]] | None = None,
     ) -> pl.LazyFrame:
-        """Add the sparse ranks that expressions over ``used`` columns read, and ``terms``.
+        """The frame plus the sparse ranks read by expressions over ``used``, and ``terms``.
 
         Each is a window over the rows it is defined on; rows outside every such domain skip
         the windows and get nulls, as the ranks themselves give them. ``terms`` are metrics'
-        own sparse terms, column name → (rows, expression): the expression must read only
-        its rows (mask them before any window) and be null elsewhere. Measured at 10M rows
-        (benchmarks/README.md), ranking ~5% of the rows instead of all of them saves most of a
-        full window per rank.
+        own sparse terms, column name → (rows, expression): the expression must mask its
+        rows before any window (the windows see the union of every term's rows); its value is
+        kept on its own rows only. Measured at 10M rows (benchmarks/README.md), ranking ~5% of
+        the rows instead of all of them saves most of a full window per rank.
         """
         wanted = {
             _PREFIX + name: (mask, self.over(rank).cast(pl.get_index_type()))
@@ -498,10 +494,11 @@ class RankedFrame:
         }
         wanted.update(terms or {})
         if not wanted:
-            return frame
+            return self.frame
+        frame = self.frame
         domain = pl.any_horizontal([mask for mask, _ in wanted.values()])
         ranked = frame.filter(domain).with_columns(
-            expr.alias(name) for name, (_, expr) in wanted.items()
+            pl.when(mask).then(expr).alias(name) for name, (mask, expr) in wanted.items()
         )
         schema = ranked.collect_schema()
         rest = frame.filter(~domain).with_columns(

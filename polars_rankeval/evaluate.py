@@ -229,7 +229,7 @@ def metric_plan(ranked: RankedFrame, pending: _Pending, also_read: list[pl.Expr]
         partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
     built = [*partials.values(), *also_read, *(e for t in stages for e in t.values())]
     used = {name for expr in built for name in expr.meta.root_names()}
-    sparse = ranked.with_sparse_ranks(ranked.frame, used, sparse_terms)
+    sparse = ranked.with_sparse_ranks(used, sparse_terms)
     frame = sparse
     for terms in stages:
         if terms:
