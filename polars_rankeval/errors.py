@@ -55,3 +55,17 @@ class ColumnValueError(RankEvalError):
 
 class EmptyEvaluationWarning(UserWarning):
     """No query was evaluated: the result is empty and the means are null."""
+
+
+class QueryCoverageWarning(UserWarning):
+    """Some run queries have no judgments, or some judged queries have no run rows.
+
+    trec_eval 10 stops there; polars_rankeval evaluates the queries it has and says so.
+    """
+
+
+class ResourceError(RankEvalError, OSError):
+    """A file or folder the evaluation reads or writes cannot be used (disk full, corrupt file).
+
+    The message names the file or folder and says what to do.
+    """

@@ -29,6 +29,9 @@ Partials = dict[str, pl.Expr]
 Lookup = Callable[[str], pl.Expr]
 RowTerms = Callable[[RankingContext], dict[str, pl.Expr]]
 SparseTerms = Callable[[RankingContext], dict[str, tuple[pl.Expr, pl.Expr]]]
+Summary = Literal["mean", "sum", "nanmean", "gm"]
+Direction = Literal["higher", "lower", "none"]
+Level = Literal["query", "system"]
 
 
 def _no_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
@@ -63,6 +66,18 @@ class Metric:
         trec ones; ``value`` is used otherwise.
     ties
         Tie handling of this metric; None follows the evaluation's ``ties=``.
+    direction
+        Which way is better: ``"higher"`` (most metrics), ``"lower"`` (``frp``,
+        ``mean_rank``, ``unj``, ``rbp_resid``) or ``"none"`` for counts of the input that rank
+        no system above another (``num_q``, ``num_ret``, ``num_rel``). ``compare``, ``report``,
+        the plots and the CLI read it; nothing assumes "higher is better".
+    level
+        ``"query"``: a value per ranked list, combined over queries by ``summary``;
+        ``"system"``: a value that only exists over a whole run (e.g. catalog coverage), which
+        ``compare`` cannot pair by query.
+    needs
+        Tables besides the ranked log that the metric reads (none yet; the recommender
+        families will read ``"train"``, ``"items"``).
     later_rows
         Per-row terms that read ``rows``' terms from ``ctx.extra`` (a second window stage).
     sparse_rows
@@ -75,12 +90,20 @@ class Metric:
     name: str
     partials: Callable[[RankingContext], Partials]
     value: Callable[[Lookup], pl.Expr]
-    summary: Literal["mean", "sum", "nanmean", "gm"] = "mean"
+    summary: Summary = "mean"
     rows: RowTerms = _no_rows
     expected_value: Callable[[Lookup], pl.Expr] | None = None
     later_rows: RowTerms = _no_rows
     ties: Ties | None = None
     sparse_rows: SparseTerms = _no_sparse_rows
+    direction: Direction = "higher"
+    level: Level = "query"
+    needs: tuple[str, ...] = ()
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        """True, False, or None for a metric with no direction (a count of the input)."""
+        return None if self.direction == "none" else self.direction == "higher"
 
     def value_for(self, ctx: RankingContext) -> Callable[[Lookup], pl.Expr]:
         """The value builder that matches the context's tie handling."""

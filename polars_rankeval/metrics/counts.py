@@ -17,12 +17,20 @@ def num_ret() -> Metric:
     def partials(ctx: RankingContext) -> Partials:
         return {"num_ret": ctx.retrieved.sum()}
 
-    return Metric("num_ret", partials, lambda p: p("num_ret").cast(pl.Int64), summary="sum")
+    return Metric(
+        "num_ret", partials, lambda p: p("num_ret").cast(pl.Int64), summary="sum", direction="none"
+    )
 
 
 def num_rel() -> Metric:
     """Number of relevant judged rows, retrieved or not (``R``)."""
-    return Metric("num_rel", num_rel_partial, lambda p: p("num_rel").cast(pl.Int64), summary="sum")
+    return Metric(
+        "num_rel",
+        num_rel_partial,
+        lambda p: p("num_rel").cast(pl.Int64),
+        summary="sum",
+        direction="none",
+    )
 
 
 def num_rel_ret() -> Metric:
@@ -37,4 +45,10 @@ def num_rel_ret() -> Metric:
 
 def num_q() -> Metric:
     """Number of evaluated queries (1 per query, summed)."""
-    return Metric("num_q", lambda ctx: {}, lambda p: pl.lit(1, dtype=pl.Int64), summary="sum")
+    return Metric(
+        "num_q",
+        lambda ctx: {},
+        lambda p: pl.lit(1, dtype=pl.Int64),
+        summary="sum",
+        direction="none",
+    )

@@ -69,7 +69,7 @@ def first_relevant_position(k: int | None = None) -> Metric:
             .otherwise(p(at("frp_beyond", k)))
         )
 
-    return Metric(key, partials, value)
+    return Metric(key, partials, value, direction="lower")
 
 
 def mean_rank(k: int | None = None) -> Metric:
@@ -93,4 +93,4 @@ def mean_rank(k: int | None = None) -> Metric:
         total = p(key) + missing * p(at("frp_beyond", k))
         return pl.when(num_rel > 0).then(total / num_rel)
 
-    return Metric(at("mean_rank", k), partials, value)
+    return Metric(at("mean_rank", k), partials, value, direction="lower")

@@ -298,4 +298,5 @@ def rbp_resid(*, p: float = 0.9) -> Metric:
         residual = tail + (1.0 - persistence) * values(key)
         return pl.when(values("num_unjudged_ret") > 0).then(residual).otherwise(0.0)
 
-    return Metric(name, partials, value, rows=rows)
+    # The residual is the RBP mass left to unjudged rows: less is a more certain score.
+    return Metric(name, partials, value, rows=rows, direction="lower")

@@ -284,6 +284,7 @@ def num_nonrel_judged_ret() -> Metric:
         partials,
         lambda p: p("num_nonrel_judged_ret").cast(pl.Int64),
         summary="sum",
+        direction="lower",
     )
 
 
@@ -389,4 +390,4 @@ def unjudged(k: int) -> Metric:
         # judged_weight is the tie-group average under ties="expected", so this is linear.
         return {key: (1.0 - ctx.judged_weight).filter(ctx.within(k)).sum()}
 
-    return Metric(at("unj", k), partials, lambda p: p(key) / k)
+    return Metric(at("unj", k), partials, lambda p: p(key) / k, direction="lower")
