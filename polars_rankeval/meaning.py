@@ -195,7 +195,7 @@ def summarise(values: np.ndarray, summary: Summary) -> float:
     return float(kept.mean())
 
 
-def test_scale(values: np.ndarray, summary: Summary) -> np.ndarray:
+def on_test_scale(values: np.ndarray, summary: Summary) -> np.ndarray:
     """The per-query values on the scale their summary averages: the log for ``"gm"``.
 
     A geometric mean is the exponential of a mean of logs, so its paired test compares the
