@@ -339,6 +339,8 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
         "metric",
         "baseline",
         "system",
+        "higher_is_better",
+        "summary",
         "n_queries",
         "n_dropped",
         "baseline_mean",
@@ -354,9 +356,15 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
         "ties",
         "losses",
         "test",
+        "test_scale",
         "missing",
         "correction",
         "alpha",
+        "direction_source",
+        "baseline_overall",
+        "system_overall",
+        "baseline_queries",
+        "system_queries",
     ]
 
 

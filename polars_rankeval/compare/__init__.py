@@ -5,24 +5,45 @@ which works on any table with one row per ``(by, query)`` and one column per met
 one written by another tool). Systems are the values of ``by``; they are compared **paired by
 query**.
 
-Statistics (``d`` = system − baseline per query, ``n`` paired queries):
+Every metric column carries its meaning (:mod:`polars_rankeval.meaning`): its direction and its
+summary rule. Nothing here assumes "higher is better" or "mean":
 
-* ``delta`` = mean(d); ``effect_size`` = mean(d) / sd(d) (Cohen's d_z, Sakai's paired ES);
-  ``wins``/``ties``/``losses`` count d > 0, d = 0, d < 0.
+* ``higher_is_better`` states each row's direction. ``wins``/``losses`` count the queries where
+  the system is better/worse by that direction; ``delta`` stays ``system − baseline``.
+* ``baseline_mean``/``system_mean`` are each system's summary over the paired queries (the
+  geometric mean for ``gm_map``/``gm_bpref``, the NaN-free mean for correlations), and
+  ``baseline_overall``/``system_overall`` its summary over all the queries it has a value for:
+  what :func:`~polars_rankeval.evaluate` prints for it (with ``baseline_queries`` /
+  ``system_queries``).
+* A geometric mean is tested on its own scale: the logs of the per-query values (floored at
+  trec_eval's 0.00001), so ``ci_low``/``ci_high`` and ``effect_size`` of such rows are on the
+  log scale (``test_scale = "log"``).
+* Counts (``num_rel_ret``: evaluate sums them), metrics with no direction (``num_q``) and
+  per-system metrics are refused with a message: a paired per-query test does not apply.
+* A column that is not one of our metrics is a higher-is-better mean unless declared with
+  ``lower_is_better=``; ``direction_source`` says which (``"metric"``, ``"option"``,
+  ``"assumed"``).
+
+Statistics (``d`` = system − baseline per query on the test scale, ``n`` paired queries):
+
+* ``effect_size`` = mean(d) / sd(d) (Cohen's d_z, Sakai's paired ES), signed system − baseline.
 * ``test="t"``: paired Student t, two-sided (scipy ``ttest_rel``); ``"wilcoxon"``: signed-rank
   (scipy ``wilcoxon`` defaults); ``"sign"``: exact binomial on wins vs losses (``binomtest``);
   ``"randomization"``: Fisher's paired sign-flip test, exact when ``2^n <= n_resamples``, else
-  Monte Carlo with ``p = (count + 1) / (B + 1)``; ``"bootstrap"``: queries resampled with
-  replacement, percentile interval and shifted-bootstrap p ``(count + 1) / (B + 1)``;
-  ``"tukey"``: randomized Tukey HSD over all systems (scores permuted within each query; the
-  statistic is the range of the system means), whose p-values already control the family-wise
-  error.
+  Monte Carlo; ``"bootstrap"``: queries resampled with replacement, percentile interval and
+  shifted-bootstrap p; ``"tukey"``: randomized Tukey HSD over all systems (scores permuted
+  within each query; the statistic is the range of the system means); ``"tukey_hsd"``: the
+  parametric Tukey HSD over the two-way ANOVA without replication (systems × queries), as
+  ranx and Sakai's textbook. Both Tukey tests control the family-wise error themselves.
+  No test reports a p-value below what its null distribution can produce for ``n`` queries
+  (see :mod:`polars_rankeval.compare._stats`).
 * ``ci_low``/``ci_high``: the interval of mean(d) at ``1 − alpha``: percentile bootstrap for
   ``"bootstrap"``, the paired t-interval for every other test.
 
 Floating-point noise never decides a result: differences within ``1e-12`` of zero (relative to
 the values) are ties, and resampled statistics within ``1e-9`` (relative to ``Σ|d|``) of the
-observed one count as "at least as extreme".
+observed one count as "at least as extreme". Infinite per-query values and two systems whose
+``by`` values join to the same name are errors.
 """
 
 from __future__ import annotations
@@ -39,8 +60,21 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
 from polars_rankeval.compare._corrections import Correction, adjust
+from polars_rankeval.compare._pairing import (
+    SYSTEM_SEPARATOR as SYSTEM_SEPARATOR,
+)
+from polars_rankeval.compare._pairing import (
+    Missing,
+    Pair,
+    Table,
+    all_systems,
+    check_pairable,
+    overall,
+    pairs,
+    prepare,
+    resolve_baseline,
+)
 from polars_rankeval.compare._stats import (
-    _ZERO,
     _bootstrap,
     _effect_size,
     _scipy_stats,
@@ -54,21 +88,21 @@ from polars_rankeval.compare._stats import (
 from polars_rankeval.compare._stats import (
     randomization_p as randomization_p,
 )
-from polars_rankeval.errors import (
-    ColumnNotFoundError,
-    ColumnTypeError,
-    ColumnValueError,
-    InvalidOptionError,
-)
-from polars_rankeval.evaluate import evaluate
+from polars_rankeval.compare._stats import tukey_hsd_p as tukey_hsd_parametric_p  # until H4
+from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.evaluate import evaluate, settings_for
+from polars_rankeval.meaning import LowerIsBetter, on_test_scale, summarise
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import MetricRequest
+from polars_rankeval.registry import MetricRequest, resolve_metrics
 
-Test = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey"]
+Test = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey", "tukey_hsd"]
 CorrectionScope = Literal["all", "metric"]
-Missing = Literal["drop", "zero"]
 
-TESTS: tuple[Test, ...] = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey")
+TESTS: tuple[Test, ...] = (
+    *("t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey", "tukey_hsd"),
+)
+#: Tests over all systems at once, whose p-values control the family-wise error themselves.
+MULTI_SYSTEM_TESTS: tuple[Test, ...] = ("tukey", "tukey_hsd")
 CORRECTIONS: tuple[Correction, ...] = ("bonferroni", "holm", "fdr_bh")
 TEST_NAMES = {
     "t": "paired t-test",
@@ -77,16 +111,16 @@ TEST_NAMES = {
     "randomization": "paired randomization test",
     "bootstrap": "paired bootstrap test",
     "tukey": "randomized Tukey HSD",
+    "tukey_hsd": "Tukey HSD",
 }
 CORRECTION_NAMES = {"bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
-
-#: How the values of several ``by`` columns are joined into one system name.
-SYSTEM_SEPARATOR = " / "
 
 COLUMNS = [
     "metric",
     "baseline",
     "system",
+    "higher_is_better",
+    "summary",
     "n_queries",
     "n_dropped",
     "baseline_mean",
@@ -102,9 +136,15 @@ COLUMNS = [
     "ties",
     "losses",
     "test",
+    "test_scale",
     "missing",
     "correction",
     "alpha",
+    "direction_source",
+    "baseline_overall",
+    "system_overall",
+    "baseline_queries",
+    "system_queries",
 ]
 
 
@@ -119,189 +159,7 @@ class _Plan:
     missing: Missing
 
 
-@dataclass(frozen=True)
-class _Pair:
-    metric: str
-    baseline: str
-    system: str
-    x: np.ndarray  # baseline values, paired
-    y: np.ndarray  # system values, paired
-    n_dropped: int
-
-    @property
-    def differences(self) -> np.ndarray:
-        d = self.y - self.x
-        scale = np.maximum(1.0, np.maximum(np.abs(self.x), np.abs(self.y)))
-        return np.where(np.abs(d) <= _ZERO * scale, 0.0, d)
-
-
-# ---------------------------------------------------------------------------------------------
-# Pairing
-# ---------------------------------------------------------------------------------------------
-
-
-def _system_names(frame: pl.DataFrame, by: list[str]) -> pl.Expr:
-    if len(by) == 1:
-        return pl.col(by[0]).cast(pl.String)
-    return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
-
-
-def _resolve_baseline(baseline: object, systems: list[str]) -> str | None:
-    if baseline is None:
-        return None
-    name = (
-        SYSTEM_SEPARATOR.join(str(value) for value in baseline)
-        if isinstance(baseline, tuple)
-        else str(baseline)
-    )
-    return check_choice("baseline", name, systems)
-
-
-def _prepare(
-    per_query: object,
-    by: str | Sequence[str],
-    query: str,
-    metrics: Sequence[str] | None,
-) -> tuple[pl.DataFrame, list[str], list[str]]:
-    frame = as_polars(per_query, "per_query")
-    if isinstance(frame, pl.LazyFrame):
-        frame = frame.collect()
-    keys = [by] if isinstance(by, str) else list(by)
-    if not keys:
-        msg = "by= must name the column(s) whose values are the systems, e.g. by='system'"
-        raise InvalidOptionError(msg)
-    for option, name in [*(("by", key) for key in keys), ("query", query)]:
-        if name not in frame.columns:
-            msg = (
-                f"column {name!r} (option {option}=) is not in the per-query table; "
-                f"columns present: {frame.columns}"
-            )
-            raise ColumnNotFoundError(msg)
-    if metrics is None:
-        metrics = [
-            name
-            for name in frame.columns
-            if name not in (*keys, query) and frame.schema[name].is_numeric()
-        ]
-        if not metrics:
-            msg = "the per-query table has no numeric metric column besides the keys"
-            raise ColumnNotFoundError(msg)
-    metrics = list(metrics)
-    for name in metrics:
-        if name not in frame.columns:
-            msg = f"metric column {name!r} is not in the per-query table; columns: {frame.columns}"
-            raise ColumnNotFoundError(msg)
-        if not frame.schema[name].is_numeric():
-            msg = f"metric column {name!r} must be numeric, got {frame.schema[name]}"
-            raise ColumnTypeError(msg)
-    named = frame.select(
-        _system_names(frame, keys).alias("__system"),
-        pl.col(query).alias("__query"),
-        *(pl.col(name).cast(pl.Float64).fill_nan(None).alias(name) for name in metrics),
-    )
-    repeated = named.group_by("__system", "__query").len().filter(pl.col("len") > 1)
-    if repeated.height:
-        example = repeated.sort("__system", "__query").row(0)
-        msg = (
-            f"the per-query table has {repeated.height} (system, query) pair(s) with more than "
-            f"one row, e.g. system {example[0]!r}, query {example[1]!r}: it needs one row per "
-            f"({', '.join(keys)}, {query}); did you leave a segment column out of by=?"
-        )
-        raise ColumnValueError(msg)
-    if named["__system"].null_count():
-        msg = f"a by= column ({keys}) holds nulls: every row needs a system"
-        raise ColumnValueError(msg)
-    return named, keys, metrics
-
-
-def _wide(named: pl.DataFrame, metric: str, systems: list[str], missing: Missing) -> pl.DataFrame:
-    """Queries × systems for one metric: null where a system has no value for a query.
-
-    With ``missing="zero"`` a query that a system has *no row* for scores 0 (trec_eval -c); a
-    row whose value is undefined (null or NaN, e.g. ``frp`` without a relevant item) stays out.
-    """
-    long = named.select("__system", "__query", metric, pl.lit(value=True).alias("__present"))
-    if missing == "zero":
-        grid = (
-            named.select("__query").unique().join(pl.DataFrame({"__system": systems}), how="cross")
-        )
-        long = grid.join(long, on=["__system", "__query"], how="left").with_columns(
-            pl.when(pl.col("__present").is_null()).then(0.0).otherwise(pl.col(metric)).alias(metric)
-        )
-    wide = long.pivot(on="__system", index="__query", values=metric)
-    for system in systems:
-        if system not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(system))
-    # Sorted by query: the resampling draws meet the queries in an order that does not depend
-    # on the input's row order (or on how Polars ordered a unique()).
-    return wide.select("__query", *systems).sort("__query")
-
-
-def _pairs(
-    named: pl.DataFrame,
-    metrics: list[str],
-    systems: list[str],
-    baseline: str | None,
-    missing: Missing,
-) -> list[_Pair]:
-    matchups = (
-        [(baseline, system) for system in systems if system != baseline]
-        if baseline is not None
-        else list(itertools.combinations(systems, 2))
-    )
-    pairs = []
-    for metric in metrics:
-        wide = _wide(named, metric, systems, missing)
-        for first, second in matchups:
-            x, y = wide[first].to_numpy(), wide[second].to_numpy()
-            x, y = x.astype(np.float64), y.astype(np.float64)
-            either = ~np.isnan(x) | ~np.isnan(y)
-            both = ~np.isnan(x) & ~np.isnan(y)
-            pairs.append(
-                _Pair(metric, first, second, x[both], y[both], int(either.sum() - both.sum()))
-            )
-    return pairs
-
-
-def _tukey_pairs(
-    named: pl.DataFrame,
-    metrics: list[str],
-    systems: list[str],
-    baseline: str | None,
-    plan: _Plan,
-) -> tuple[list[_Pair], list[float]]:
-    """Pairs over the queries every system has, and their randomized Tukey HSD p-values."""
-    pairs, p_values = [], []
-    for metric in metrics:
-        wide = _wide(named, metric, systems, plan.missing)
-        scores = wide.select(systems).to_numpy().astype(np.float64)
-        complete = ~np.isnan(scores).any(axis=1)
-        matrix = scores[complete]
-        p = (
-            tukey_hsd_p(matrix, plan.n_resamples, plan.seed)
-            if matrix.shape[0]
-            else np.full((len(systems), len(systems)), np.nan)
-        )
-        for i, j in itertools.combinations(range(len(systems)), 2):
-            if baseline is not None and baseline not in (systems[i], systems[j]):
-                continue
-            first, second = (j, i) if systems[j] == baseline else (i, j)
-            either = ~np.isnan(scores[:, first]) | ~np.isnan(scores[:, second])
-            pairs.append(
-                _Pair(
-                    metric,
-                    systems[first],
-                    systems[second],
-                    matrix[:, first],
-                    matrix[:, second],
-                    int(either.sum() - complete.sum()),
-                )
-            )
-            p_values.append(float(p[first, second]))
-    return pairs, p_values
-
-
-def _by_size(pairs: list[_Pair]) -> dict[int, list[int]]:
+def _by_size(pairs: list[Pair]) -> dict[int, list[int]]:
     """Pair indices grouped by their number of queries (resampling draws are shared)."""
     groups: dict[int, list[int]] = {}
     for index, pair in enumerate(pairs):
@@ -310,7 +168,7 @@ def _by_size(pairs: list[_Pair]) -> dict[int, list[int]]:
 
 
 def _p_values(
-    pairs: list[_Pair], plan: _Plan, tukey_p: list[float] | None
+    pairs: list[Pair], plan: _Plan, tukey_p: list[float] | None
 ) -> tuple[list[float], list[tuple[float, float]]]:
     """Each pair's p-value and interval of the mean difference."""
     stats = _scipy_stats()
@@ -319,7 +177,7 @@ def _p_values(
     one_at_a_time = {"t": _t_p, "wilcoxon": _wilcoxon_p, "sign": _sign_p}
     if plan.test in one_at_a_time:
         return [one_at_a_time[plan.test](d, stats) for d in differences], intervals
-    if plan.test == "tukey":
+    if plan.test in MULTI_SYSTEM_TESTS:
         assert tukey_p is not None
         return list(tukey_p), intervals
     p_values = [math.nan] * len(pairs)
@@ -338,29 +196,86 @@ def _p_values(
     return p_values, intervals
 
 
-def _rows(pairs: list[_Pair], plan: _Plan, tukey_p: list[float] | None) -> list[dict[str, Any]]:
+def _multi_system_pairs(
+    table: Table, baseline: str | None, plan: _Plan
+) -> tuple[list[Pair], list[float]]:
+    """Pairs over the queries every system has, and their Tukey HSD p-values."""
+    systems = table.systems
+    found, p_values = [], []
+    for metric in table.metrics:
+        meaning = table.meanings[metric]
+        scores, complete = all_systems(table, metric, plan.missing)
+        matrix = scores[complete]
+        p = np.full((len(systems), len(systems)), np.nan)
+        if matrix.shape[0]:
+            on_scale = on_test_scale(matrix, meaning.summary)
+            if plan.test == "tukey":
+                p = tukey_hsd_p(on_scale, plan.n_resamples, plan.seed)
+            else:
+                p = tukey_hsd_parametric_p(on_scale, plan.n_resamples, plan.seed)
+        for i, j in itertools.combinations(range(len(systems)), 2):
+            if baseline is not None and baseline not in (systems[i], systems[j]):
+                continue
+            first, second = (j, i) if systems[j] == baseline else (i, j)
+            either = ~np.isnan(scores[:, first]) | ~np.isnan(scores[:, second])
+            found.append(
+                Pair(
+                    metric,
+                    meaning,
+                    systems[first],
+                    systems[second],
+                    matrix[:, first],
+                    matrix[:, second],
+                    int(either.sum() - complete.sum()),
+                )
+            )
+            p_values.append(float(p[first, second]))
+    return found, p_values
+
+
+def _rows(
+    table: Table, pairs: list[Pair], plan: _Plan, tukey_p: list[float] | None
+) -> list[dict[str, Any]]:
     p_values, intervals = _p_values(pairs, plan, tukey_p)
+    totals = {metric: overall(table, metric, plan.missing) for metric in table.metrics}
     rows = []
     for pair, p, (low, high) in zip(pairs, p_values, intervals, strict=True):
         d = pair.differences
         n = d.size
+        meaning = pair.meaning
+        # Positive means "the system is better", whichever way the metric points.
+        oriented = meaning.oriented(d)
+        baseline_mean = summarise(pair.x, meaning.summary) if n else math.nan
+        system_mean = summarise(pair.y, meaning.summary) if n else math.nan
+        base_total, system_total = (
+            totals[pair.metric][pair.baseline],
+            totals[pair.metric][pair.system],
+        )
         rows.append(
             {
                 "metric": pair.metric,
                 "baseline": pair.baseline,
                 "system": pair.system,
+                "higher_is_better": meaning.higher_is_better,
+                "summary": meaning.summary,
                 "n_queries": n,
                 "n_dropped": pair.n_dropped,
-                "baseline_mean": float(pair.x.mean()) if n else math.nan,
-                "system_mean": float(pair.y.mean()) if n else math.nan,
-                "delta": float(d.mean()) if n else math.nan,
+                "baseline_mean": baseline_mean,
+                "system_mean": system_mean,
+                "delta": system_mean - baseline_mean,
                 "ci_low": low,
                 "ci_high": high,
                 "effect_size": _effect_size(d),
                 "p_value": p,
-                "wins": int((d > 0).sum()),
+                "wins": int((oriented > 0).sum()),
                 "ties": int((d == 0).sum()),
-                "losses": int((d < 0).sum()),
+                "losses": int((oriented < 0).sum()),
+                "test_scale": "log" if meaning.summary == "gm" else "value",
+                "direction_source": meaning.source,
+                "baseline_overall": base_total.value,
+                "system_overall": system_total.value,
+                "baseline_queries": base_total.queries,
+                "system_queries": system_total.queries,
             }
         )
     return rows
@@ -390,6 +305,7 @@ def compare_per_query(
     n_resamples: int = 10_000,
     seed: int = 0,
     missing: Missing = "drop",
+    lower_is_better: LowerIsBetter = None,
 ) -> pl.DataFrame:
     """Compare systems on any per-query table, paired by query.
 
@@ -406,15 +322,18 @@ def compare_per_query(
         The query id column.
     metrics
         Metric columns to compare; None means every numeric column other than the keys.
+        A column named like one of our metrics (``"map"``, ``"P_10"``, ``"gm_map"``,
+        ``"frp"``) is compared by that metric's direction and summary rule; counts
+        (``num_rel_ret``) and direction-less columns (``num_q``) are refused.
     baseline
         A system (a ``by`` value, or a tuple of values for several ``by`` columns): every
         other system is compared with it. None compares every pair.
     test
         ``"t"`` (default), ``"wilcoxon"``, ``"sign"``, ``"randomization"``, ``"bootstrap"`` or
-        ``"tukey"`` (see the module docstring).
+        ``"tukey"`` (randomized) or ``"tukey_hsd"`` (parametric), see the module docstring.
     correction
-        ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"`` or None. Not applied to
-        ``"tukey"``, whose p-values already control the family-wise error.
+        ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"`` or None. Not applied to the
+        Tukey tests, whose p-values already control the family-wise error.
     correction_scope
         ``"all"``: one family of every comparison in the call, across systems and metrics;
         ``"metric"``: one family per metric (as PyTerrier).
@@ -429,14 +348,23 @@ def compare_per_query(
         the queries every system has), and ``n_dropped`` counts the others. ``"zero"``: a
         query a system has no row for scores 0, as trec_eval ``-c`` does; undefined values
         (null, NaN) are still dropped.
+    lower_is_better
+        Columns of another tool's table whose lower values are better (a list), or a mapping
+        ``{column: "higher" | "lower"}``. Any other column that is not one of our metrics is
+        taken as a higher-is-better mean, and ``direction_source`` says ``"assumed"``.
 
     Returns
     -------
     pl.DataFrame
-        One row per ``(metric, baseline, system)``: ``n_queries, n_dropped, baseline_mean,
-        system_mean, delta`` (system − baseline), ``ci_low, ci_high`` (interval of the mean
-        difference), ``effect_size`` (mean(d)/sd(d)), ``p_value, p_adjusted, significant,
-        wins, ties, losses, test, missing, correction, alpha``.
+        One row per ``(metric, baseline, system)``: ``higher_is_better, summary`` (the
+        metric's direction and summary rule), ``n_queries, n_dropped, baseline_mean,
+        system_mean`` (each system's summary over the paired queries), ``delta`` (system −
+        baseline), ``ci_low, ci_high`` (interval of the mean difference on the test scale),
+        ``effect_size`` (mean(d)/sd(d)), ``p_value, p_adjusted, significant, wins, ties,
+        losses`` (wins: the system is better by the metric's direction), ``test, test_scale``
+        (``"log"`` for geometric means), ``missing, correction, alpha, direction_source``,
+        and ``baseline_overall, system_overall, baseline_queries, system_queries``: each
+        system's summary over all the queries it has a value for, as evaluate gives it.
 
     Examples
     --------
@@ -460,11 +388,29 @@ def compare_per_query(
     │ b      ┆ 0.125 ┆ 0.25    ┆ 3    ┆ 1    ┆ 0      │
     └────────┴───────┴─────────┴──────┴──────┴────────┘
     """
-    test = check_choice("test", test, TESTS)
-    if correction is not None:
-        correction = check_choice("correction", correction, CORRECTIONS)
-    correction_scope = check_choice("correction_scope", correction_scope, ["all", "metric"])
-    missing = check_choice("missing", missing, ["drop", "zero"])
+    plan, correction, correction_scope = _settings(
+        test, correction, correction_scope, alpha, n_resamples, seed, missing
+    )
+    table = prepare(per_query, by, query, metrics, lower_is_better=lower_is_better)
+    return _compare(table, baseline, plan, correction, correction_scope)
+
+
+def _settings(  # noqa: PLR0917  (one call site, in compare's own keyword order)
+    test: object,
+    correction: object,
+    correction_scope: object,
+    alpha: object,
+    n_resamples: object,
+    seed: object,
+    missing: object,
+) -> tuple[_Plan, Correction | None, CorrectionScope]:
+    """Check the options before anything is evaluated."""
+    chosen_test: Test = check_choice("test", test, TESTS)
+    chosen_correction: Correction | None = (
+        None if correction is None else check_choice("correction", correction, CORRECTIONS)
+    )
+    scope: CorrectionScope = check_choice("correction_scope", correction_scope, ["all", "metric"])
+    chosen_missing: Missing = check_choice("missing", missing, ["drop", "zero"])
     _check_number("alpha", alpha, 0.0, 1.0)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         msg = f"option n_resamples= must be a positive int, got {n_resamples!r}"
@@ -472,39 +418,55 @@ def compare_per_query(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         msg = f"option seed= must be a non-negative int, got {seed!r}"
         raise InvalidOptionError(msg)
-    named, keys, metric_names = _prepare(per_query, by, query, metrics)
-    # Systems in sorted order of their names, as evaluate(by=...) sorts its groups.
-    ordered = named.get_column("__system").unique().sort().to_list()
-    chosen = _resolve_baseline(baseline, ordered)
-    if len(ordered) < 2:
-        msg = f"compare needs at least two systems in by={keys}, found {ordered}"
+    plan = _Plan(chosen_test, float(alpha), n_resamples, seed, chosen_missing)  # type: ignore[arg-type]
+    return plan, chosen_correction, scope
+
+
+def _compare(
+    table: Table,
+    baseline: object,
+    plan: _Plan,
+    correction: Correction | None,
+    correction_scope: CorrectionScope,
+) -> pl.DataFrame:
+    chosen = resolve_baseline(baseline, table.systems)
+    if len(table.systems) < 2:
+        msg = f"compare needs at least two systems in by={table.keys}, found {table.systems}"
         raise InvalidOptionError(msg)
-    plan = _Plan(test, float(alpha), n_resamples, seed, missing)
     tukey_p = None
-    if test == "tukey":
-        pairs, tukey_p = _tukey_pairs(named, metric_names, ordered, chosen, plan)
+    if plan.test in MULTI_SYSTEM_TESTS:
+        found, tukey_p = _multi_system_pairs(table, chosen, plan)
     else:
-        pairs = _pairs(named, metric_names, ordered, chosen, missing)
-    rows = _rows(pairs, plan, tukey_p)
-    frame = pl.DataFrame(rows, schema_overrides={"p_value": pl.Float64})
+        found = pairs(table, chosen, plan.missing)
+    rows = _rows(table, found, plan, tukey_p)
+    frame = pl.DataFrame(
+        rows,
+        schema_overrides={
+            "p_value": pl.Float64,
+            "higher_is_better": pl.Boolean,
+            "baseline_overall": pl.Float64,
+            "system_overall": pl.Float64,
+        },
+    )
     p = frame["p_value"].to_numpy()
-    if test == "tukey" or correction is None:
+    corrected = plan.test not in MULTI_SYSTEM_TESTS and correction is not None
+    if not corrected:
         adjusted = p.copy()
     elif correction_scope == "all":
         adjusted = adjust(p, correction)
     else:
         adjusted = p.copy()
-        for metric in metric_names:
+        for metric in table.metrics:
             mask = (frame["metric"] == metric).to_numpy()
             adjusted[mask] = adjust(p[mask], correction)
     return frame.with_columns(
         pl.Series("p_adjusted", adjusted, dtype=pl.Float64),
-        pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) < alpha, dtype=pl.Boolean),
-        pl.lit(test).alias("test"),
-        pl.lit(missing).alias("missing"),
+        pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) < plan.alpha, dtype=pl.Boolean),
+        pl.lit(plan.test).alias("test"),
+        pl.lit(plan.missing).alias("missing"),
         # Tukey's p-values control the family-wise error themselves: no correction applies.
-        pl.lit("none" if test == "tukey" or correction is None else correction).alias("correction"),
-        pl.lit(float(alpha)).alias("alpha"),
+        pl.lit(correction if corrected else "none").alias("correction"),
+        pl.lit(plan.alpha).alias("alpha"),
     ).select(COLUMNS)
 
 
@@ -550,23 +512,20 @@ def compare(
     if "per_query" in evaluate_keywords:
         msg = "option per_query= is set by compare (it always evaluates per query)"
         raise InvalidOptionError(msg)
+    plan, correction, correction_scope = _settings(
+        test, correction, correction_scope, alpha, n_resamples, seed, missing
+    )
     query = evaluate_keywords.get("query", "query")
+    # The metrics as evaluate resolves them (same preset), so each column's meaning is the
+    # metric's own declaration; a count or direction-less metric is refused before the log
+    # is read.
+    preset, _ = settings_for(evaluate_keywords.get("convention", "trec_eval"), evaluate_keywords)
+    known = dict(resolve_metrics(metrics, preset))
+    labels = list(known)
+    keys = [by] if isinstance(by, str) else list(by)
+    check_pairable(labels, known)
     data = as_polars(log, "log")
     evaluated = evaluate(data, metrics, per_query=True, by=by, **evaluate_keywords)  # type: ignore[type-var]
     per_query = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
-    keys = [by] if isinstance(by, str) else list(by)
-    labels = [name for name in per_query.columns if name not in (*keys, query)]
-    return compare_per_query(
-        per_query,
-        by=keys,
-        query=query,
-        metrics=labels,
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        correction_scope=correction_scope,
-        alpha=alpha,
-        n_resamples=n_resamples,
-        seed=seed,
-        missing=missing,
-    )
+    table = prepare(per_query, keys, query, labels, known=known)
+    return _compare(table, baseline, plan, correction, correction_scope)
