@@ -1,0 +1,210 @@
+"""Metrics carry their meaning through compare: direction, summary rule, level.
+
+The newcomer trial and the reliability audit (round 3) found compare showing ``gm_map`` as the
+arithmetic MAP, counts as per-query means, lower-is-better metrics read backwards, systems
+merged by their joined names and ``+inf`` counted as a tie. Each case is here, with expected
+values from the per-query frame worked out by hand (numpy, scipy), never from compare itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_rankeval as rke
+from polars_rankeval.meaning import meanings, recognise
+
+stats = pytest.importorskip("scipy.stats")
+
+SAMPLE = "data/sample.parquet"
+
+
+@pytest.fixture(scope="module")
+def sample() -> pl.DataFrame:
+    return pl.read_parquet(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def per_query(sample: pl.DataFrame) -> pl.DataFrame:
+    return rke.evaluate(sample, ["map", "frp", "mean_rank"], per_query=True, by="system")
+
+
+def _row(frame: pl.DataFrame, metric: str) -> dict[str, object]:
+    rows = frame.filter(pl.col("metric") == metric)
+    assert rows.height == 1
+    return rows.row(0, named=True)
+
+
+def test_every_registered_metric_declares_a_direction_summary_and_level() -> None:
+    for name in rke.known_metrics():
+        spec = f"{name}@5" if name in {"p", "recall", "success", "hit_rate", "hits"} else name
+        metric = recognise(spec)
+        if metric is None:  # families that need options or a cutoff form
+            continue
+        assert metric.direction in {"higher", "lower", "none"}
+        assert metric.summary in {"mean", "sum", "nanmean", "gm"}
+        assert metric.level in {"query", "system"}
+    lower = {name for name in ["frp", "mean_rank", "unj@10", "rbp_resid"]}
+    assert all(recognise(name).direction == "lower" for name in lower)  # type: ignore[union-attr]
+    assert recognise("num_q").direction == "none"  # type: ignore[union-attr]
+    assert recognise("gm_map").summary == "gm"  # type: ignore[union-attr]
+
+
+def test_lower_is_better_metrics_are_read_the_right_way(
+    sample: pl.DataFrame, per_query: pl.DataFrame
+) -> None:
+    # Trial F3: neural's frp is 1.63 against bm25's 2.19; neural is better.
+    out = rke.compare(sample, ["frp", "mean_rank"], by="system", baseline="bm25")
+    wide = per_query.pivot(on="system", index="query", values=["frp", "mean_rank"])
+    for metric in ["frp", "mean_rank"]:
+        row = _row(out, metric)
+        assert row["higher_is_better"] is False
+        both = wide.drop_nulls([f"{metric}_bm25", f"{metric}_neural"])
+        bm25, neural = both[f"{metric}_bm25"].to_numpy(), both[f"{metric}_neural"].to_numpy()
+        assert row["wins"] == int((neural < bm25).sum())  # neural ranks the first hit higher
+        assert row["losses"] == int((neural > bm25).sum())
+        assert row["wins"] > row["losses"]
+        assert row["delta"] == pytest.approx(neural.mean() - bm25.mean(), rel=1e-12)
+        assert row["delta"] < 0
+    assert _row(out, "frp")["wins"] == 1075
+    assert _row(out, "frp")["losses"] == 567
+
+
+def test_gm_map_is_shown_as_the_geometric_mean_and_tested_on_logs(sample: pl.DataFrame) -> None:
+    # Trial F2: compare showed the arithmetic MAP (0.4392) under gm_map (0.3853 for bm25).
+    out = rke.compare(sample, ["gm_map", "map"], by="system", baseline="bm25")
+    means = rke.evaluate(sample, ["gm_map", "map"], by="system")
+    aps = rke.evaluate(sample, ["map"], per_query=True, by="system").pivot(
+        on="system", index="query", values="map"
+    )
+    row = _row(out, "gm_map")
+    assert row["summary"] == "gm"
+    assert row["test_scale"] == "log"
+    for system, column in [("bm25", "baseline"), ("neural", "system")]:
+        shown = means.filter(pl.col("system") == system)["gm_map"].item()
+        assert row[f"{column}_overall"] == pytest.approx(shown, rel=1e-12)
+    assert row["baseline_overall"] == pytest.approx(0.385304, abs=5e-7)
+    x, y = aps["bm25"].to_numpy(), aps["neural"].to_numpy()
+    # trec_eval's geometric mean: exp(mean(log(max(AP, 1e-5)))), by hand.
+    assert row["baseline_mean"] == pytest.approx(np.exp(np.log(np.maximum(x, 1e-5)).mean()))
+    assert row["delta"] == pytest.approx(row["system_mean"] - row["baseline_mean"])
+    logs = stats.ttest_rel(np.log(np.maximum(y, 1e-5)), np.log(np.maximum(x, 1e-5)))
+    assert row["p_value"] == pytest.approx(logs.pvalue, rel=1e-9)
+    plain = _row(out, "map")
+    assert plain["baseline_mean"] == pytest.approx(x.mean(), rel=1e-12)
+    assert plain["test_scale"] == "value"
+
+
+@pytest.mark.parametrize("metric", ["num_rel_ret", "num_ret", "num_rel", "num_q"])
+def test_counts_are_refused_with_a_reason(sample: pl.DataFrame, metric: str) -> None:
+    with pytest.raises(rke.InvalidOptionError, match=metric):
+        rke.compare(sample, ["map", metric], by="system")
+
+
+def test_counts_in_a_per_query_table_are_refused() -> None:
+    table = pl.DataFrame(
+        {"system": ["a", "a", "b", "b"], "query": [1, 2, 1, 2], "num_rel_ret": [3, 4, 5, 6]}
+    )
+    with pytest.raises(rke.InvalidOptionError, match="count that evaluate sums"):
+        rke.compare_per_query(table, by="system")
+
+
+def test_other_tools_columns_declared_assumed_and_contradicted() -> None:
+    table = pl.DataFrame(
+        {
+            "run": ["a"] * 3 + ["b"] * 3,
+            "qid": [1, 2, 3] * 2,
+            "latency": [10.0, 20.0, 30.0, 5.0, 25.0, 15.0],
+            "AP": [0.1, 0.2, 0.3, 0.2, 0.2, 0.4],
+            "click_rate": [0.1, 0.1, 0.1, 0.2, 0.2, 0.0],
+        }
+    )
+    out = rke.compare_per_query(table, by="run", query="qid", lower_is_better=["latency"])
+    latency, ap, clicks = _row(out, "latency"), _row(out, "AP"), _row(out, "click_rate")
+    assert (latency["higher_is_better"], latency["direction_source"]) == (False, "option")
+    assert (latency["wins"], latency["ties"], latency["losses"]) == (2, 0, 1)
+    assert (ap["higher_is_better"], ap["direction_source"]) == (True, "metric")
+    assert (clicks["higher_is_better"], clicks["direction_source"]) == (True, "assumed")
+    assert (clicks["wins"], clicks["losses"]) == (2, 1)
+    mapped = rke.compare_per_query(table, by="run", query="qid", lower_is_better={"AP": "higher"})
+    assert _row(mapped, "AP")["direction_source"] == "option"
+    with pytest.raises(rke.InvalidOptionError, match="higher-is-better"):
+        rke.compare_per_query(table, by="run", query="qid", lower_is_better=["AP"])
+    with pytest.raises(rke.InvalidOptionError, match="not compared columns"):
+        rke.compare_per_query(table, by="run", query="qid", lower_is_better=["latncy"])
+    with pytest.raises(rke.InvalidOptionError, match="one of"):
+        rke.compare_per_query(table, by="run", query="qid", lower_is_better={"latency": "down"})
+
+
+def test_meanings_of_trec_spellings() -> None:
+    found = meanings(["P_10", "recip_rank", "gm_bpref", "Rprec", "year"])
+    assert [m.source for m in found.values()] == ["metric"] * 4 + ["assumed"]
+    assert found["gm_bpref"].summary == "gm"
+
+
+def test_each_system_overall_value_comes_from_all_its_queries() -> None:
+    # Audit R08: A's mean is 0.5 over its 10 queries; the A-B pair sees only 5 (0.1 each).
+    table = pl.DataFrame(
+        {
+            "system": ["A"] * 10 + ["B"] * 5 + ["C"] * 10,
+            "query": list(range(10)) + list(range(5)) + list(range(10)),
+            "map": [0.1] * 5 + [0.9] * 5 + [0.5] * 5 + [0.4] * 10,
+        }
+    )
+    out = rke.compare_per_query(table, by="system")
+    a_b = out.filter((pl.col("baseline") == "A") & (pl.col("system") == "B")).row(0, named=True)
+    assert a_b["baseline_mean"] == pytest.approx(0.1)
+    assert (a_b["baseline_overall"], a_b["baseline_queries"]) == (pytest.approx(0.5), 10)
+    assert (a_b["system_overall"], a_b["system_queries"]) == (pytest.approx(0.5), 5)
+    a_c = out.filter(pl.col("system") == "C").filter(pl.col("baseline") == "A").row(0, named=True)
+    assert a_c["baseline_overall"] == pytest.approx(0.5)
+    zero = rke.compare_per_query(table, by="system", missing="zero")
+    b_row = (
+        zero.filter(pl.col("system") == "B").filter(pl.col("baseline") == "A").row(0, named=True)
+    )
+    assert (b_row["system_overall"], b_row["system_queries"]) == (pytest.approx(0.25), 10)
+
+
+def test_overall_equals_evaluate_for_every_metric_kind(sample: pl.DataFrame) -> None:
+    metrics = ["ndcg@10", "gm_map", "frp", "kendall_tau", "gm_bpref"]
+    out = rke.compare(sample, metrics, by="system")
+    means = rke.evaluate(sample, metrics, by="system")
+    for metric in metrics:
+        row = _row(out, metric)
+        for column, system in [("baseline", row["baseline"]), ("system", row["system"])]:
+            want = means.filter(pl.col("system") == system)[metric].item()
+            assert row[f"{column}_overall"] == pytest.approx(want, rel=1e-12), metric
+
+
+def test_systems_whose_joined_names_collide_are_an_error() -> None:
+    # Audit F2 / C11.
+    rows = [
+        ("x / y", "z", "q1", "d", 1.0, 1),
+        ("x", "y / z", "q2", "d", 1.0, 0),
+        ("w", "w", "q1", "d", 1.0, 0),
+        ("w", "w", "q2", "d", 1.0, 1),
+    ]
+    log = pl.DataFrame(rows, schema=["m", "k", "query", "item", "score", "relevance"], orient="row")
+    assert rke.evaluate(log, ["mrr"], by=["m", "k"]).height == 3
+    with pytest.raises(rke.ColumnValueError, match="x / y / z"):
+        rke.compare(log, ["mrr"], by=["m", "k"])
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf])
+def test_infinite_per_query_values_are_an_error(bad: float) -> None:
+    # Audit F4 / P04: +inf was turned into a tie.
+    table = pl.DataFrame(
+        {"system": ["a", "a", "b", "b"], "query": [1, 2, 1, 2], "map": [0.2, 0.4, bad, 0.1]}
+    )
+    with pytest.raises(rke.ColumnValueError, match=r"'map'.*system 'b', query 1"):
+        rke.compare_per_query(table, by="system")
+
+
+def test_compare_refuses_before_reading_the_log(tmp_path: object) -> None:
+    # The count is refused from the metric list alone: no evaluation of a missing file.
+    lazy = pl.scan_parquet("does-not-exist-*.parquet")
+    with pytest.raises(rke.InvalidOptionError, match="num_q"):
+        rke.compare(lazy, ["map", "num_q"], by="system")
