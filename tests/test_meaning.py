@@ -47,7 +47,7 @@ def test_every_registered_metric_declares_a_direction_summary_and_level() -> Non
         assert metric.direction in {"higher", "lower", "none"}
         assert metric.summary in {"mean", "sum", "nanmean", "gm"}
         assert metric.level in {"query", "system"}
-    lower = {name for name in ["frp", "mean_rank", "unj@10", "rbp_resid"]}
+    lower = ["frp", "mean_rank", "unj@10", "rbp_resid"]
     assert all(recognise(name).direction == "lower" for name in lower)  # type: ignore[union-attr]
     assert recognise("num_q").direction == "none"  # type: ignore[union-attr]
     assert recognise("gm_map").summary == "gm"  # type: ignore[union-attr]
