@@ -208,3 +208,20 @@ def test_compare_refuses_before_reading_the_log(tmp_path: object) -> None:
     lazy = pl.scan_parquet("does-not-exist-*.parquet")
     with pytest.raises(rke.InvalidOptionError, match="num_q"):
         rke.compare(lazy, ["map", "num_q"], by="system")
+
+
+def test_geometric_means_are_tested_on_the_log_scale() -> None:
+    # Small values dominate a geometric mean: the test must see their logs, not the values.
+    x = np.array([0.5, 0.4, 0.0, 0.3, 0.2, 0.6])
+    y = np.array([0.45, 0.42, 0.01, 0.31, 0.001, 0.58])
+    table = pl.DataFrame(
+        {"system": ["a"] * 6 + ["b"] * 6, "query": list(range(6)) * 2, "gm_map": [*x, *y]}
+    )
+    row = _row(rke.compare_per_query(table, by="system", baseline="a"), "gm_map")
+    on_logs = stats.ttest_rel(np.log(np.maximum(y, 1e-5)), np.log(np.maximum(x, 1e-5)))
+    assert row["p_value"] == pytest.approx(on_logs.pvalue, rel=1e-9)
+    assert row["p_value"] != pytest.approx(stats.ttest_rel(y, x).pvalue, rel=1e-3)
+    interval = on_logs.confidence_interval(0.95)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((interval.low, interval.high))
+    gm = [float(np.exp(np.log(np.maximum(v, 1e-5)).mean())) for v in (x, y)]
+    assert (row["baseline_mean"], row["system_mean"]) == pytest.approx(gm)
