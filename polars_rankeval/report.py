@@ -1,16 +1,24 @@
-"""The paper table of a comparison: systems × metrics, means and significance marks.
+"""The paper table of a comparison: systems × metrics, summaries and significance marks.
 
-``rke.report(rke.compare(...))`` renders Markdown, LaTeX or HTML. Each system gets a letter;
-a superscript letter on a value marks a significant improvement over the system with that
-letter on that metric (ranx's Report does the same). The best mean of each metric is bold. A
-caption line names the test, the correction and the level.
+``rke.report(rke.compare(...))`` renders Markdown, LaTeX or HTML. Each system gets a letter
+(a number past 26 systems); a superscript letter on a value marks a significant improvement
+over the system with that letter on that metric (ranx's Report does the same). "Improvement"
+and "best" follow each metric's direction: for ``frp`` or ``mean_rank`` the lower value is
+bold and marked. Every value is the system's own summary over all the queries it has a value
+for (``baseline_overall`` / ``system_overall`` of the comparison: what ``evaluate`` prints),
+never a mean restricted to one pair's shared queries. A caption names the summary, the query
+count, the test, the correction and the level.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
 from typing import Literal
 
 import polars as pl
@@ -18,224 +26,510 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
 from polars_rankeval.compare import CORRECTION_NAMES, TEST_NAMES
-from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    ColumnValueError,
+    InvalidOptionError,
+    ResourceError,
+)
 
 Format = Literal["markdown", "latex", "html"]
 _NEEDED = (
-    *("metric", "baseline", "system", "baseline_mean", "system_mean", "delta"),
-    *("significant", "test", "correction", "alpha", "n_queries"),
+    *("metric", "baseline", "system", "delta", "significant"),
+    *("higher_is_better", "summary", "baseline_overall", "system_overall"),
+    *("baseline_queries", "system_queries", "n_queries", "test", "correction", "alpha"),
 )
+#: Past this many systems the marks are numbers separated by commas: letters would need
+#: ``aa``, and ``aab`` could be ``a`` + ``ab`` or ``aa`` + ``b``.
+_LETTERS = 26
+_SUMMARY_NAMES = {"gm": "geometric mean", "nanmean": "mean over the queries where it is defined"}
 
 
-@dataclass(frozen=True)
-class Report:
-    """A rendered table; ``str()`` gives the text, and notebooks display it."""
+class Report(str):
+    """A rendered table: a ``str`` (write it, print it), displayed as a table in notebooks.
 
-    text: str
-    format: Format
+    Attributes
+    ----------
+    text
+        The table as a plain ``str``.
+    format
+        ``"markdown"``, ``"latex"`` or ``"html"``.
 
-    def __str__(self) -> str:
-        return self.text
+    Examples
+    --------
+    >>> table = Report("| a |", "markdown")
+    >>> table == "| a |", table.format, table._repr_html_() is None
+    (True, 'markdown', True)
+    """
+
+    _format: Format
+
+    def __new__(cls, text: str, format: Format) -> Report:
+        """A report of ``text`` in ``format``."""
+        made = super().__new__(cls, text)
+        made._format = format
+        return made
+
+    @property
+    def text(self) -> str:
+        """The table as a plain ``str``."""
+        return str.__str__(self)
+
+    @property  # str.format is a method; on a Report the name says which format it is
+    def format(self) -> Format:  # type: ignore[override]
+        """``"markdown"``, ``"latex"`` or ``"html"``."""
+        return self._format
 
     def __repr__(self) -> str:
         return self.text
 
+    def __reduce__(self) -> tuple[type[Report], tuple[str, Format]]:
+        return (Report, (self.text, self._format))
+
     def _repr_markdown_(self) -> str | None:
-        return self.text if self.format == "markdown" else None
+        return self.text if self._format == "markdown" else None
 
     def _repr_html_(self) -> str | None:
-        return self.text if self.format == "html" else None
+        return self.text if self._format == "html" else None
 
     def _repr_latex_(self) -> str | None:
-        return self.text if self.format == "latex" else None
+        return self.text if self._format == "latex" else None
+
+    def save(self, path: str | PathLike[str], *, overwrite: bool = False) -> Path:
+        """Write the table to ``path`` (UTF-8, ending with a newline) and return the path.
+
+        An existing file is kept unless ``overwrite=True``: a table is often written next to
+        the log or the paper it came from.
+        """
+        target = Path(path)
+        text = self.text if self.text.endswith("\n") else self.text + "\n"
+        try:
+            with target.open("w" if overwrite else "x", encoding="utf-8") as out:
+                out.write(text)
+        except FileExistsError:
+            msg = f"report.save(): {str(target)!r} exists; pass overwrite=True to replace it"
+            raise ResourceError(msg) from None
+        except OSError as error:
+            msg = f"report.save(): cannot write {str(target)!r}: {error.strerror or error}"
+            raise ResourceError(msg) from error
+        return target
 
 
 @dataclass(frozen=True)
 class _Cell:
-    value: float
-    marks: str
+    value: float | None
+    marks: list[str]
     best: bool
 
 
-def _letters(count: int) -> list[str]:
-    alphabet = "abcdefghijklmnopqrstuvwxyz"
-    return [alphabet[i % 26] * (1 + i // 26) for i in range(count)]
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _table(comparison: pl.DataFrame) -> tuple[list[str], list[str], dict[tuple[str, str], _Cell]]:
-    metrics = comparison["metric"].unique(maintain_order=True).to_list()
-    pairs = comparison.select("baseline", "system").rows()
-    systems = list(dict.fromkeys(name for pair in pairs for name in pair))
-    letter = dict(zip(systems, _letters(len(systems)), strict=True))
-    means: dict[tuple[str, str], float] = {}
-    marks: dict[tuple[str, str], set[str]] = {}
-    for row in comparison.iter_rows(named=True):
-        metric = row["metric"]
-        means.setdefault((row["baseline"], metric), row["baseline_mean"])
-        means.setdefault((row["system"], metric), row["system_mean"])
-        if row["significant"] and row["delta"] != 0:
-            winner, loser = (
-                (row["system"], row["baseline"])
-                if row["delta"] > 0
-                else (row["baseline"], row["system"])
-            )
-            marks.setdefault((winner, metric), set()).add(letter[loser])
-    cells = {}
-    for metric in metrics:
-        values = [means[(s, metric)] for s in systems if (s, metric) in means]
-        finite = [v for v in values if v is not None and not math.isnan(v)]
-        top = max(finite) if finite else math.nan
-        for system in systems:
-            if (system, metric) in means:
-                value = means[(system, metric)]
-                cells[(system, metric)] = _Cell(
-                    value, "".join(sorted(marks.get((system, metric), set()))), value == top
-                )
-    named = [f"({letter[system]}) {system}" for system in systems]
-    return named, metrics, {(named[systems.index(s)], m): c for (s, m), c in cells.items()}
+def _labels(count: int) -> list[str]:
+    """``a``, ``b``, ... for up to 26 systems; ``1``, ``2``, ... past that."""
+    if count <= _LETTERS:
+        return list("abcdefghijklmnopqrstuvwxyz"[:count])
+    return [str(i) for i in range(1, count + 1)]
 
 
-def _caption(comparison: pl.DataFrame) -> str:
-    first = comparison.row(0, named=True)
-    test = TEST_NAMES.get(first["test"], first["test"])
-    correction = CORRECTION_NAMES.get(first["correction"])
-    adjusted = f", {correction}-adjusted p-values" if correction else ""
-    fewest, most = int(comparison["n_queries"].min()), int(comparison["n_queries"].max())  # type: ignore[arg-type]
-    n = f"{fewest} queries" if fewest == most else f"{fewest}-{most} queries"
-    return (
-        f"Means over {n}. A superscript letter marks a significant improvement over the "
-        f"system with that letter ({test}{adjusted}, alpha = {first['alpha']:g}). "
-        "Best mean in bold."
+def _check_types(frame: pl.DataFrame) -> None:
+    """Refuse columns whose dtype would make the table wrong (a String "True" is truthy)."""
+    checks = (
+        (("higher_is_better", "significant"), lambda d: d in (pl.Boolean, pl.Null), "Boolean"),
+        (
+            ("delta", "baseline_overall", "system_overall", "baseline_queries", "system_queries"),
+            lambda d: d.is_numeric() or d == pl.Null,
+            "numeric",
+        ),
     )
+    for columns, fits, wanted in checks:
+        for column in columns:
+            dtype = frame.schema[column]
+            if not fits(dtype):
+                msg = f"report(): column {column!r} must be {wanted}, got {dtype}"
+                raise ColumnTypeError(msg)
 
 
 @dataclass(frozen=True)
-class _Grid:
-    """The table to render: row labels, metric names and formatted cells per row."""
+class _Table:
+    """What the table shows, format-free: systems in order, metrics, cells and caption parts."""
 
     systems: list[str]
+    labels: list[str]
     metrics: list[str]
-    rows: list[list[str]]
+    cells: dict[tuple[str, str], _Cell]
+    lower: list[str]
     caption: str
 
 
-def _grid(
+def _directions(frame: pl.DataFrame, metrics: list[str]) -> dict[str, bool]:
+    found = dict(frame.group_by("metric").agg(pl.col("higher_is_better").unique()).iter_rows())
+    directions: dict[str, bool] = {}
+    for metric in metrics:
+        values = found[metric]
+        if None in values or not values:
+            msg = (
+                f"report(): metric {metric!r} has no direction (higher_is_better is null); "
+                "bold and marks need to know which way is better"
+            )
+            raise ColumnValueError(msg)
+        if len(values) > 1:
+            msg = f"report(): metric {metric!r} has both directions in column 'higher_is_better'"
+            raise ColumnValueError(msg)
+        directions[metric] = bool(values[0])
+    return directions
+
+
+def _same(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    assert isinstance(a, (int, float))
+    assert isinstance(b, (int, float))
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def _overall(frame: pl.DataFrame) -> tuple[dict[tuple[str, str], float | None], list[int]]:
+    """Each (system, metric) value from ``*_overall``, checked equal in every row it appears."""
+    values: dict[tuple[str, str], float | None] = {}
+    counts: list[int] = []
+    for row in frame.iter_rows(named=True):
+        for side in ("baseline", "system"):
+            key = (row[side], row["metric"])
+            value = row[f"{side}_overall"]
+            if key in values and not _same(values[key], value):
+                msg = (
+                    f"report(): system {key[0]!r} has two values of {f'{side}_overall'!r} for "
+                    f"metric {key[1]!r} ({values[key]} and {value}); a comparison gives each "
+                    "system one summary over all its queries: are two comparisons concatenated?"
+                )
+                raise ColumnValueError(msg)
+            values[key] = value
+            if row[f"{side}_queries"] is not None:
+                counts.append(int(row[f"{side}_queries"]))
+    return values, counts
+
+
+def _order(
     systems: list[str],
-    metrics: list[str],
-    cells: dict[tuple[str, str], _Cell],
-    caption: str,
+    first: str,
     *,
-    digits: int,
-    style: tuple[str, str],
-) -> _Grid:
-    """Format every cell: ``style`` wraps the best value and the marks (``{}`` placeholders)."""
-    bold, marked = style
-    rows = []
-    for system in systems:
-        shown = []
-        for metric in metrics:
-            cell = cells.get((system, metric))
-            if cell is None:
-                shown.append("")
+    sort: str | Sequence[str] | None,
+    metrics: list[str],
+    values: dict[tuple[str, str], float | None],
+    directions: dict[str, bool],
+) -> list[str]:
+    if sort is None:
+        # Case-folded, so "fub03" sorts beside "FUB02" rather than after every capital.
+        rest = sorted((s for s in systems if s != first), key=lambda s: (s.casefold(), s))
+        return [first, *rest]
+    if isinstance(sort, str):
+        if sort not in metrics:
+            msg = (
+                f"option sort= must be None, a metric of the comparison (best first) or a list "
+                f"of its systems; got {sort!r}; metrics: {metrics}"
+            )
+            raise InvalidOptionError(msg)
+        sign = -1.0 if directions[sort] else 1.0
+
+        def key(system: str) -> tuple[bool, float, str, str]:
+            value = values.get((system, sort))
+            missing = not _is_number(value)
+            shown = 0.0 if missing else sign * float(value)  # type: ignore[arg-type]
+            return (missing, shown, system.casefold(), system)
+
+        return sorted(systems, key=key)
+    given = list(sort)
+    if any(not isinstance(s, str) for s in given):
+        msg = f"option sort= as a list must hold system names (str), got {given!r}"
+        raise InvalidOptionError(msg)
+    unknown = [s for s in given if s not in systems]
+    left_out = [s for s in systems if s not in given]
+    repeated = sorted({s for s in given if given.count(s) > 1})
+    if unknown or left_out or repeated:
+        problems = [
+            *([f"unknown {unknown}"] if unknown else []),
+            *([f"missing {left_out}"] if left_out else []),
+            *([f"repeated {repeated}"] if repeated else []),
+        ]
+        msg = (
+            f"option sort= must list every system of the comparison once ({'; '.join(problems)}); "
+            f"systems: {sorted(systems)}"
+        )
+        raise InvalidOptionError(msg)
+    return given
+
+
+def _table(frame: pl.DataFrame, sort: str | Sequence[str] | None) -> _Table:
+    metrics = frame["metric"].cast(pl.String).unique(maintain_order=True).to_list()
+    directions = _directions(frame, metrics)
+    values, counts = _overall(frame)
+    seen = [name for pair in frame.select("baseline", "system").rows() for name in pair]
+    systems = _order(
+        list(dict.fromkeys(seen)),
+        seen[0],
+        sort=sort,
+        metrics=metrics,
+        values=values,
+        directions=directions,
+    )
+    labels = _labels(len(systems))
+    label = dict(zip(systems, labels, strict=True))
+    marks: dict[tuple[str, str], set[str]] = {}
+    for row in frame.iter_rows(named=True):
+        delta = row["delta"]
+        # A null significant (a hand-built frame) is not significant; a zero delta names no
+        # winner.
+        if not row["significant"] or not _is_number(delta) or delta == 0:
+            continue
+        system_better = (delta > 0) == directions[row["metric"]]
+        winner, loser = (
+            (row["system"], row["baseline"]) if system_better else (row["baseline"], row["system"])
+        )
+        marks.setdefault((winner, row["metric"]), set()).add(label[loser])
+    cells: dict[tuple[str, str], _Cell] = {}
+    for metric in metrics:
+        finite = [float(v) for (s, m), v in values.items() if m == metric and _is_number(v)]  # type: ignore[arg-type]
+        top = (max if directions[metric] else min)(finite) if finite else math.nan
+        for system in systems:
+            if (system, metric) not in values:
                 continue
-            text = f"{cell.value:.{digits}f}"
-            text = bold.format(text) if cell.best else text
-            shown.append(text + (marked.format(cell.marks) if cell.marks else ""))
-        rows.append(shown)
-    return _Grid(systems, metrics, rows, caption)
+            value = values[(system, metric)]
+            shown = float(value) if _is_number(value) else None  # type: ignore[arg-type]
+            found = sorted(marks.get((system, metric), set()), key=labels.index)
+            cells[(system, metric)] = _Cell(shown, found, shown is not None and shown == top)
+    lower = [metric for metric in metrics if not directions[metric]]
+    return _Table(systems, labels, metrics, cells, lower, _caption(frame, metrics, lower, counts))
 
 
-def _markdown(grid: _Grid) -> str:
-    lines = [
-        "| system | " + " | ".join(grid.metrics) + " |",
-        "| --- | " + " | ".join("---:" for _ in grid.metrics) + " |",
-    ]
-    lines += [
-        f"| {system} | " + " | ".join(row) + " |"
-        for system, row in zip(grid.systems, grid.rows, strict=True)
-    ]
-    return "\n".join([*lines, "", f"*{grid.caption}*"])
+def _range(counts: Sequence[int], unit: str) -> str:
+    if not counts:
+        return f"no {unit}"
+    fewest, most = min(counts), max(counts)
+    if fewest == most:
+        return f"{most} {unit if most != 1 else unit.rstrip('s')}"
+    return f"{fewest} to {most} {unit}"
+
+
+def _caption(frame: pl.DataFrame, metrics: list[str], lower: list[str], counts: list[int]) -> str:
+    summaries = dict(frame.select("metric", "summary").unique(keep="first").iter_rows())
+    special = {
+        name: [m for m in metrics if summaries.get(m) == kind]
+        for kind, name in _SUMMARY_NAMES.items()
+    }
+    notes = [f"{name} for {', '.join(ms)}" for name, ms in special.items() if ms]
+    summary = "mean" + (f" ({'; '.join(notes)})" if notes else "")
+    first = frame.row(0, named=True)
+    test = TEST_NAMES.get(first["test"], str(first["test"]))
+    correction = CORRECTION_NAMES.get(first["correction"])
+    adjusted = f", {correction}-adjusted p-values" if correction else ""
+    alpha = f", alpha = {first['alpha']:g}" if _is_number(first["alpha"]) else ""
+    paired = [int(n) for n in frame["n_queries"].drop_nulls().to_list()]
+    n_systems = len(set(frame["baseline"].to_list()) | set(frame["system"].to_list()))
+    mark = "number" if n_systems > _LETTERS else "letter"
+    direction = f" Lower is better for {', '.join(lower)}." if lower else ""
+    assumed = ""
+    if "direction_source" in frame.columns:
+        guessed = (
+            frame.filter(pl.col("direction_source") == "assumed")["metric"]
+            .unique(maintain_order=True)
+            .to_list()
+        )
+        if guessed:
+            assumed = f" Assumed higher-is-better (not a known metric): {', '.join(guessed)}."
+    return (
+        f"Each system's {summary} over all the queries it has a value for "
+        f"({_range(counts, 'queries')}). A superscript {mark} marks a significant improvement "
+        f"over the system with that {mark} ({test} on the paired queries, "
+        f"{_range(paired, 'queries')}{adjusted}{alpha}). Best value in bold.{direction}{assumed}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Escaping: every name from the data is text in its format, never markup.
+# ---------------------------------------------------------------------------------------------
+
+# Markdown: HTML entities for < > & (renderers pass raw HTML through), a backslash for the
+# characters that start markup anywhere (*, `, [, ], |, \), and for _ only where it can open
+# or close emphasis (next to a non-word character): "r_precision" stays readable as it is.
+_MARKDOWN = re.compile(r"[\\`*\[\]|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def _markdown_escape(text: str) -> str:
+    r"""Text as a Markdown table cell.
+
+    >>> print(_markdown_escape("<b>a|b</b> _x_ r_precision"))
+    &lt;b&gt;a\|b&lt;/b&gt; \_x\_ r_precision
+    """
+    text = html.escape(" ".join(text.splitlines()), quote=False)
+    return _MARKDOWN.sub(lambda found: "\\" + found.group(0), text)
+
+
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "_": r"\_",
+    "&": r"\&",
+    "%": r"\%",
+    "#": r"\#",
+    "$": r"\$",
+    "^": r"\textasciicircum{}",
+    "~": r"\textasciitilde{}",
+    # OT1 fonts print < > | as other glyphs outside math mode.
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_LATEX_CHARS = re.compile("|".join(re.escape(char) for char in _LATEX))
 
 
 def _latex_escape(text: str) -> str:
-    for char, escaped in (
-        ("\\", r"\textbackslash{}"),
-        ("_", r"\_"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("#", r"\#"),
-        ("$", r"\$"),
-        ("{", r"\{"),
-        ("}", r"\}"),
-    ):
-        text = text.replace(char, escaped)
-    return text
+    r"""Text for LaTeX: one pass, so a replacement is never escaped again.
+
+    >>> print(_latex_escape(r"\input{x} 5% a^b~c"))
+    \textbackslash{}input\{x\} 5\% a\textasciicircum{}b\textasciitilde{}c
+    """
+    return _LATEX_CHARS.sub(lambda found: _LATEX[found.group(0)], " ".join(text.splitlines()))
 
 
-def _latex(grid: _Grid) -> str:
+def _html_escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+_STYLES = {
+    "markdown": ("**{}**", "<sup>{}</sup>", "–"),
+    "latex": (r"\textbf{{{}}}", "$^{{{}}}$", "--"),
+    "html": ("<b>{}</b>", "<sup>{}</sup>", "–"),
+}
+_ESCAPES = {"markdown": _markdown_escape, "latex": _latex_escape, "html": _html_escape}
+
+
+def _cells(table: _Table, chosen: Format, digits: int) -> list[list[str]]:
+    """Format every cell: the value, bold when best, then the marks."""
+    bold, marked, missing = _STYLES[chosen]
+    separator = "," if len(table.systems) > _LETTERS else ""
+    rows = []
+    for system in table.systems:
+        shown = []
+        for metric in table.metrics:
+            cell = table.cells.get((system, metric))
+            if cell is None:
+                shown.append("")
+                continue
+            if cell.value is None:
+                # Null or NaN (a hand-built frame): a dash, never "nan" in a paper.
+                text = missing
+            else:
+                text = f"{cell.value:.{digits}f}"
+                text = bold.format(text) if cell.best else text
+            shown.append(text + (marked.format(separator.join(cell.marks)) if cell.marks else ""))
+        rows.append(shown)
+    return rows
+
+
+def _names(table: _Table, escape: object) -> list[str]:
+    assert callable(escape)
+    return [
+        f"({label}) {escape(system)}"
+        for label, system in zip(table.labels, table.systems, strict=True)
+    ]
+
+
+def _markdown(table: _Table, rows: list[list[str]]) -> str:
+    names = _names(table, _markdown_escape)
     lines = [
+        "| system | " + " | ".join(_markdown_escape(m) for m in table.metrics) + " |",
+        "| --- | " + " | ".join("---:" for _ in table.metrics) + " |",
+    ]
+    lines += [
+        f"| {name} | " + " | ".join(row) + " |" for name, row in zip(names, rows, strict=True)
+    ]
+    return "\n".join([*lines, "", f"*{_markdown_escape(table.caption)}*"])
+
+
+def _latex(table: _Table, rows: list[list[str]]) -> str:
+    names = _names(table, _latex_escape)
+    lines = [
+        r"% needs \usepackage{booktabs} (\toprule, \midrule, \bottomrule)",
         r"\begin{table}",
         r"\centering",
-        r"\begin{tabular}{l" + "r" * len(grid.metrics) + "}",
+        r"\begin{tabular}{l" + "r" * len(table.metrics) + "}",
         r"\toprule",
-        "system & " + " & ".join(_latex_escape(m) for m in grid.metrics) + r" \\",
+        "system & " + " & ".join(_latex_escape(m) for m in table.metrics) + r" \\",
         r"\midrule",
     ]
     lines += [
-        _latex_escape(system) + " & " + " & ".join(row) + r" \\"
-        for system, row in zip(grid.systems, grid.rows, strict=True)
+        name + " & " + " & ".join(row) + r" \\" for name, row in zip(names, rows, strict=True)
     ]
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        rf"\caption{{{_latex_escape(grid.caption)}}}",
+        rf"\caption{{{_latex_escape(table.caption)}}}",
         r"\end{table}",
     ]
     return "\n".join(lines)
 
 
-def _html(grid: _Grid) -> str:
-    head = "".join(f"<th>{html.escape(m)}</th>" for m in grid.metrics)
-    rows = [
-        '<tr><th style="text-align:left">'
-        + html.escape(system)
-        + "</th>"
+def _html(table: _Table, rows: list[list[str]]) -> str:
+    names = _names(table, _html_escape)
+    head = "".join(f"<th>{_html_escape(m)}</th>" for m in table.metrics)
+    body = [
+        f'<tr><th style="text-align:left">{name}</th>'
         + "".join(f'<td style="text-align:right">{cell}</td>' for cell in row)
         + "</tr>"
-        for system, row in zip(grid.systems, grid.rows, strict=True)
+        for name, row in zip(names, rows, strict=True)
     ]
     return (
-        f"<table><caption>{html.escape(grid.caption)}</caption>"
+        f"<table><caption>{_html_escape(table.caption)}</caption>"
         f"<thead><tr><th>system</th>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
-# How each format writes the best value (bold) and the significance letters (superscript).
-_STYLES = {
-    "markdown": ("**{}**", "<sup>{}</sup>"),
-    "latex": (r"\textbf{{{}}}", "$^{{{}}}$"),
-    "html": ("<b>{}</b>", "<sup>{}</sup>"),
-}
 _RENDERERS = {"markdown": _markdown, "latex": _latex, "html": _html}
 
 
-def report(comparison: pl.DataFrame, format: Format = "markdown", *, digits: int = 4) -> Report:
-    """Render the output of :func:`~polars_rankeval.compare` as a paper table.
+def report(
+    comparison: pl.DataFrame,
+    format: Format = "markdown",
+    *,
+    digits: int = 4,
+    sort: str | Sequence[str] | None = None,
+) -> Report:
+    r"""Render the output of :func:`~polars_rankeval.compare` as a paper table.
+
+    Each cell is the system's summary of the metric over all the queries it has a value for
+    (the comparison's ``baseline_overall`` / ``system_overall``: the mean, or the geometric
+    mean for ``gm_*`` metrics, as :func:`~polars_rankeval.evaluate` gives it). The best value
+    of each metric is bold, and a superscript letter marks a significant improvement over the
+    system with that letter; both follow the metric's direction (``higher_is_better``), so for
+    ``frp`` the lowest value is bold. Past 26 systems the marks are numbers separated by
+    commas. Names are escaped for the format: a system name is always text, never markup.
 
     Parameters
     ----------
     comparison
         The frame ``compare`` or ``compare_per_query`` returned.
     format
-        ``"markdown"`` (default), ``"latex"`` (booktabs) or ``"html"``.
+        ``"markdown"`` (default), ``"latex"`` (needs ``\usepackage{booktabs}``; the output's
+        first line is a comment saying so) or ``"html"``.
     digits
         Decimals shown.
+    sort
+        The order of the rows. None (default): the baseline (the first row's) first, then the
+        other systems by name, ignoring case. A metric name, e.g. ``"map"``: best first by
+        that metric's direction (systems without a value last). A list of every system's name:
+        that order. Letters follow the rows' order.
 
     Returns
     -------
     Report
-        ``str(report)`` is the text; in a notebook it renders as a table.
+        A ``str`` (``open(path, "w").write(report)`` works; ``report.save(path)`` refuses to
+        overwrite) that notebooks display as a table.
 
     Examples
     --------
@@ -254,14 +548,17 @@ def report(comparison: pl.DataFrame, format: Format = "markdown", *, digits: int
     | (a) a | 0.2500 |
     | (b) b | **0.4500**<sup>a</sup> |
     <BLANKLINE>
-    *Means over 4 queries. A superscript letter marks a significant improvement over the system with that letter (paired t-test, Holm-adjusted p-values, alpha = 0.05). Best mean in bold.*
+    *Each system's mean over all the queries it has a value for (4 queries). A superscript letter marks a significant improvement over the system with that letter (paired t-test on the paired queries, 4 queries, Holm-adjusted p-values, alpha = 0.05). Best value in bold.*
     """  # noqa: E501
     frame = as_polars(comparison, "comparison")
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
     missing = [name for name in _NEEDED if name not in frame.columns]
     if missing:
-        msg = f"report() needs the output of compare(); columns missing: {missing}"
+        msg = (
+            f"report() needs the output of compare(); columns missing: {missing} "
+            f"(columns present: {frame.columns})"
+        )
         raise ColumnNotFoundError(msg)
     if frame.height == 0:
         msg = "report() got an empty comparison: nothing to render"
@@ -270,6 +567,7 @@ def report(comparison: pl.DataFrame, format: Format = "markdown", *, digits: int
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
         msg = f"option digits= must be an int from 0 to 12, got {digits!r}"
         raise InvalidOptionError(msg)
-    systems, metrics, cells = _table(frame)
-    grid = _grid(systems, metrics, cells, _caption(frame), digits=digits, style=_STYLES[chosen])
-    return Report(_RENDERERS[chosen](grid), chosen)
+    _check_types(frame)
+    frame = frame.with_columns(pl.col("baseline", "system").cast(pl.String))
+    table = _table(frame, sort)
+    return Report(_RENDERERS[chosen](table, _cells(table, chosen, digits)), chosen)
