@@ -26,15 +26,25 @@ Polars only.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._columns import as_polars
-from polars_rankeval.errors import ColumnNotFoundError, ColumnValueError, InvalidOptionError
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnValueError,
+    InvalidOptionError,
+    ResourceError,
+)
 from polars_rankeval.evaluate import evaluate
+from polars_rankeval.meaning import LowerIsBetter, Meaning, meanings, summarise
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.metrics.interpolated import iprec_at_recall
 
@@ -52,6 +62,7 @@ __all__ = [
     "per_query_delta_data",
     "precision_recall",
     "precision_recall_data",
+    "save",
     "systems",
     "systems_data",
 ]
@@ -70,6 +81,20 @@ WIDTH, HEIGHT = 500, 300
 
 _EXTRA = 'pip install "polars-rankeval[plot]"'
 _SCHEME: Final = "tableau10"
+#: Vega's tableau20: with more than 10 systems each gets one of these 20 colours, and past
+#: 20 a marker shape as well, so no two systems look the same (up to 20 × 8 = 160).
+_TABLEAU20: Final = (
+    *("#4c78a8", "#9ecae9", "#f58518", "#ffbf79", "#54a24b", "#88d27a", "#b79a20"),
+    *("#f2cf5b", "#439894", "#83bcb6", "#e45756", "#ff9d98", "#79706e", "#bab0ac"),
+    *("#d67195", "#fcbfd2", "#b279a2", "#d6a5c9", "#9e765f", "#d8b5a5"),
+)
+_SHAPES: Final = (
+    *("circle", "square", "triangle-up", "diamond", "cross"),
+    *("triangle-down", "triangle-left", "triangle-right"),
+)
+#: More systems than this get small multiples in distribution(): overlaid translucent
+#: histograms of more than a few systems blur into one.
+OVERLAY_MAX = 4
 _OUTCOMES = ("win", "tie", "loss")
 _OUTCOME_COLORS = ("#4c78a8", "#7f7f7f", "#e45756")
 
@@ -89,6 +114,147 @@ def _require_altair(function: str) -> None:
             f"(rke.plot.{function}_data() returns the same data as a Polars frame without it)"
         )
         raise ImportError(msg) from error
+
+
+class _ScriptSafeEncoder(json.JSONEncoder):
+    r"""JSON whose strings never hold a literal ``<``, so it cannot end an HTML ``<script>``.
+
+    Altair embeds ``json.dumps(spec)`` in a ``<script>`` element; a system named
+    ``</script><img onerror=...>`` would end that element. ``\u003c`` is the same character
+    to JSON, and ``<`` only occurs inside JSON strings.
+    """
+
+    def encode(self, o: Any) -> str:
+        return super().encode(o).replace("<", "\\u003c")
+
+
+def _inline_possible() -> bool:
+    """Inline HTML embeds Vega from vl-convert (the plot extra); without it, use the CDN."""
+    try:
+        import vl_convert  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _html_options(kwargs: dict[str, Any], *, html: bool = True) -> dict[str, Any]:
+    options = dict(kwargs)
+    if html:  # Altair warns about inline= for PNG, SVG and the rest
+        options.setdefault("inline", _inline_possible())
+    options["json_kwds"] = {**(options.get("json_kwds") or {}), "cls": _ScriptSafeEncoder}
+    return options
+
+
+def _is_html(fp: object, format: object) -> bool:
+    if format is not None:
+        return format == "html"
+    return isinstance(fp, (str, PathLike)) and str(fp).lower().endswith(".html")
+
+
+def save(chart: Any, path: str | PathLike[str], *, overwrite: bool = False, **options: Any) -> Path:
+    r"""Save any Altair chart offline and safely: HTML with Vega inlined, names escaped.
+
+    The format follows the suffix (``.html``, ``.png``, ``.svg``, ``.pdf``, ``.json``), as
+    ``chart.save`` does. HTML embeds the Vega libraries (from vl-convert, the ``plot``
+    extra), so the page renders without network, and every ``<`` of the chart's JSON is
+    written ``\u003c``, so no label can end the page's ``<script>``. Charts from
+    ``rke.plot`` already save this way with ``chart.save(path)``; use this function for charts
+    composed from them (``a | b``) or drawn with Altair directly.
+
+    Parameters
+    ----------
+    chart
+        An Altair chart.
+    path
+        The file to write.
+    overwrite
+        Replace an existing file (default: refuse, naming it).
+    **options
+        Other keywords of Altair's ``chart.save`` (``scale_factor=2`` for a sharper PNG).
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> per_query = pl.DataFrame({"system": ["a", "b"], "query": [1, 1], "map": [0.2, 0.5]})
+    >>> chart = rke.plot.distribution(per_query, "map")  # doctest: +SKIP
+    >>> rke.plot.save(chart, "distribution.html")  # doctest: +SKIP
+    """
+    target = Path(path)
+    if target.exists() and not overwrite:
+        msg = f"rke.plot.save(): {str(target)!r} exists; pass overwrite=True to replace it"
+        raise ResourceError(msg)
+    html = _is_html(target, options.get("format"))
+    chart.save(str(target), **_html_options(options, html=html))
+    return target
+
+
+def _bundle(chart: Any) -> dict[str, Any]:
+    """The notebook output: the Vega-Lite spec (no network) and an SVG drawn offline."""
+    from altair.vegalite.v6.display import VEGALITE_MIME_TYPE  # type: ignore[import-not-found,unused-ignore]
+
+    spec = chart.to_dict()
+    bundle: dict[str, Any] = {VEGALITE_MIME_TYPE: spec, "text/plain": "<rke.plot chart>"}
+    if _inline_possible():
+        import vl_convert  # type: ignore[import-not-found,unused-ignore]
+
+        bundle["image/svg+xml"] = vl_convert.vegalite_to_svg(spec)
+    return bundle
+
+
+_OFFLINE_CLASSES: dict[type, type] = {}
+ChartT = TypeVar("ChartT")
+
+
+def _offline(chart: ChartT) -> ChartT:
+    """The chart, made to save and display offline and escaped (same class name and data).
+
+    Its ``save``/``to_html`` default to ``inline=True`` and escape ``<`` in the embedded JSON;
+    in a notebook with Altair's default (CDN) renderer it shows as the Vega-Lite mimetype
+    plus an SVG. Another renderer enabled by the user is left to Altair.
+    """
+    import altair as alt  # type: ignore[import-not-found,unused-ignore]
+
+    base: Any = type(chart)
+    made = _OFFLINE_CLASSES.get(base)
+    if made is None:
+
+        def to_html(self: Any, *args: Any, **kwargs: Any) -> str:
+            return str(base.to_html(self, *args, **_html_options(kwargs)))
+
+        def save_chart(self: Any, fp: Any, format: Any = None, **kwargs: Any) -> None:
+            html = _is_html(fp, format)
+            base.save(self, fp, format, **_html_options(kwargs, html=html))
+
+        def repr_bundle(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if alt.renderers.active != "default":
+                return base._repr_mimebundle_(self, *args, **kwargs)
+            return _bundle(self)
+
+        namespace = {"to_html": to_html, "save": save_chart, "_repr_mimebundle_": repr_bundle}
+        made = type(base.__name__, (base,), namespace)
+        made.__module__ = base.__module__
+        _OFFLINE_CLASSES[base] = made
+    # Altair's SchemaBase.__setattr__ stores attributes as chart properties; bypass it.
+    object.__setattr__(chart, "__class__", made)
+    return chart
+
+
+def _meaning(metric: str, lower_is_better: LowerIsBetter) -> Meaning:
+    """The metric's direction and summary (meaning.py), refusing a metric with no direction."""
+    found = meanings([metric], lower_is_better=lower_is_better)[metric]
+    if found.direction == "none":
+        msg = (
+            f"metric {metric!r} has no direction (a count of the input): no system is better, "
+            "so there are no wins or losses to draw"
+        )
+        raise InvalidOptionError(msg)
+    return found
 
 
 def _keys(by: str | Sequence[str] | None) -> list[str]:
@@ -149,11 +315,30 @@ def _legend(alt: Any, title: str | None, **options: Any) -> Any:
     return alt.Legend(title=title, labelFontSize=12, titleFontSize=13, **options)
 
 
-def _color(alt: Any, field: str | None, keys: Sequence[str]) -> dict[str, Any]:
+def _color(alt: Any, field: str | None, keys: Sequence[str], data: pl.DataFrame) -> dict[str, Any]:
+    """Colour (and past 20 systems, shape) per system, with a legend naming each.
+
+    Up to 10 systems: tableau10. Up to 20: tableau20. Past 20: tableau20 and a marker shape
+    per block of 20, so colours never repeat silently.
+    """
     if field is None:
         return {}
-    legend = _legend(alt, SYSTEM_SEPARATOR.join(keys))
-    return {"color": alt.Color(f"{field}:N", legend=legend, scale=alt.Scale(scheme=_SCHEME))}
+    legend = _legend(alt, SYSTEM_SEPARATOR.join(keys), symbolLimit=0)
+    names = data[field].cast(pl.String).unique().drop_nulls().sort().to_list()
+    if len(names) <= 10:
+        return {"color": alt.Color(f"{field}:N", legend=legend, scale=alt.Scale(scheme=_SCHEME))}
+    colours = [_TABLEAU20[i % len(_TABLEAU20)] for i in range(len(names))]
+    encodings = {
+        "color": alt.Color(
+            f"{field}:N", legend=legend, scale=alt.Scale(domain=names, range=colours)
+        )
+    }
+    if len(names) > len(_TABLEAU20):
+        shapes = [_SHAPES[(i // len(_TABLEAU20)) % len(_SHAPES)] for i in range(len(names))]
+        encodings["shape"] = alt.Shape(
+            f"{field}:N", legend=legend, scale=alt.Scale(domain=names, range=shapes)
+        )
+    return encodings
 
 
 def _title(alt: Any, text: str, subtitle: str | list[str] | None = None) -> Any:
@@ -312,14 +497,14 @@ def metric_at_k(
     chart: alt.Chart = (
         alt.Chart(data)
         .mark_line(point=alt.OverlayMarkDef(size=50), strokeWidth=2)
-        .encode(x=x, y=y, tooltip=tooltip, **_color(alt, color, keys))
+        .encode(x=x, y=y, tooltip=tooltip, **_color(alt, color, keys, data))
         .properties(
             width=WIDTH,
             height=HEIGHT,
             title=_title(alt, f"{metric} at each cutoff", "mean over the evaluated queries"),
         )
     )
-    return chart
+    return _offline(chart)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,12 +521,18 @@ def per_query_delta_data(
     by: str | Sequence[str] = "system",
     query: str = "query",
     max_bars: int = 500,
+    lower_is_better: LowerIsBetter = None,
 ) -> pl.DataFrame:
     """Per-query differences system − baseline, sorted and binned (:func:`per_query_delta`).
 
     Queries are paired by ``query``; a query that only one side has a value for (no row, or a
     null/NaN value) is dropped and counted in ``n_dropped``. A difference within ``1e-12`` of
     zero (relative to the values) is a tie, as in :func:`~polars_rankeval.compare`.
+
+    A win is a query where the system is better by the metric's direction (looked up as
+    :func:`~polars_rankeval.compare` does): a higher value for ``ndcg@10``, a lower one for
+    ``frp`` or ``mean_rank`` or a column named in ``lower_is_better``. A metric without a
+    direction (a count such as ``num_ret``) is refused.
 
     The differences are sorted (largest win first, ties by query id). With more than
     ``max_bars`` paired queries, consecutive queries are binned, each bin holding at most
@@ -364,6 +555,9 @@ def per_query_delta_data(
         The column that pairs the rows.
     max_bars
         At most this many bins per outcome share (about ``max_bars`` rows in all).
+    lower_is_better
+        For another tool's table: the column(s) whose lower values are better (a list), or
+        ``{column: "higher" | "lower"}``. Our metrics' columns know their direction.
 
     Returns
     -------
@@ -414,6 +608,7 @@ def per_query_delta_data(
     if not frame.schema[metric].is_numeric():
         msg = f"metric column {metric!r} must be numeric, got {frame.schema[metric]}"
         raise ColumnValueError(msg)
+    lower = _meaning(metric, lower_is_better).direction == "lower"
     named = frame.select(
         _system_name(keys).alias("__system"),
         pl.col(query),
@@ -448,13 +643,14 @@ def per_query_delta_data(
     scale = pl.max_horizontal(pl.lit(1.0), x.abs(), y.abs())
     raw = y - x
     delta = pl.when(raw.abs() <= TIE_TOLERANCE * scale).then(0.0).otherwise(raw)
-    d = pl.col("delta")
-    outcome = pl.when(d > 0).then(pl.lit("win")).when(d < 0).then(pl.lit("loss"))
+    # Signed so that positive means "the system is better", whatever the direction.
+    gain = -pl.col("delta") if lower else pl.col("delta")
+    outcome = pl.when(gain > 0).then(pl.lit("win")).when(gain < 0).then(pl.lit("loss"))
     ranked = (
         pairs.filter(both)
         .select(query, delta.alias("delta"))
-        .with_columns(outcome.otherwise(pl.lit("tie")).alias("outcome"))
-        .sort(["delta", query], descending=[True, False])
+        .with_columns(outcome.otherwise(pl.lit("tie")).alias("outcome"), gain.alias("__gain"))
+        .sort(["__gain", query], descending=[True, False])
         .with_row_index("position", offset=1)
     )
     size = max(1, math.ceil(ranked.height / max_bars))
@@ -505,13 +701,16 @@ def per_query_delta(
     by: str | Sequence[str] = "system",
     query: str = "query",
     max_bars: int = 500,
+    lower_is_better: LowerIsBetter = None,
 ) -> alt.Chart:
     """Sorted per-query differences system − baseline, with win/tie/loss counts (Altair).
 
     One bar per query (or per bin of consecutive queries of one outcome, see
     :func:`per_query_delta_data`, which returns the frame drawn here), wins left, losses right;
     the subtitle gives the exact counts, the mean difference and the queries dropped because
-    only one side has them.
+    only one side has them. Wins are the queries where the system is better by the metric's
+    direction: for ``frp`` (lower is better) a win is a negative difference, drawn below zero
+    in the win colour, and the subtitle says "lower is better".
 
     Examples
     --------
@@ -530,8 +729,16 @@ def per_query_delta(
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
     data = per_query_delta_data(
-        per_query, metric, baseline, system, by=by, query=query, max_bars=max_bars
+        per_query,
+        metric,
+        baseline,
+        system,
+        by=by,
+        query=query,
+        max_bars=max_bars,
+        lower_is_better=lower_is_better,
     )
+    direction = _meaning(metric, lower_is_better).direction
     counts = _outcome_counts(data)
     paired = sum(counts.values())
     n_dropped = int(data["n_dropped"][0]) if data.height else 0
@@ -542,10 +749,13 @@ def per_query_delta(
     subtitle = [
         f"{counts['win']:,} wins · {counts['tie']:,} ties · {counts['loss']:,} losses "
         f"of {paired:,} paired queries; mean Δ = {mean}",
-        f"{n_dropped:,} queries dropped (a value on one side only)",
+        f"{n_dropped:,} queries dropped (a value on one side only); "
+        f"{direction} is better for {metric}: a win is a query where {system_name} is better",
     ]
     binned = data.height < paired
-    x_title = "queries, sorted by Δ" + (" (bars are bins of queries)" if binned else "")
+    x_title = f"queries, best for {system_name} first" + (
+        " (bars are bins of queries)" if binned else ""
+    )
     color = alt.Color(
         "outcome:N",
         scale=alt.Scale(domain=list(_OUTCOMES), range=list(_OUTCOME_COLORS)),
@@ -589,7 +799,7 @@ def per_query_delta(
             title=_title(alt, f"{metric}: {system_name} − {base_name}, per query", subtitle),
         )
     )
-    return chart
+    return _offline(chart)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -601,6 +811,12 @@ _COMPARISON_KEEPS = (
     "n_queries",
     "baseline_mean",
     "system_mean",
+    "baseline_overall",
+    "system_overall",
+    "baseline_queries",
+    "system_queries",
+    "summary",
+    "test_scale",
     "p_value",
     "p_adjusted",
     "wins",
@@ -610,9 +826,16 @@ _COMPARISON_KEEPS = (
     "correction",
     "alpha",
 )
+_VERDICTS = ("better", "worse", "not significant")
+_VERDICT_COLORS = ("#4c78a8", "#e45756", "#7f7f7f")
 
 
-def systems_data(comparison: Any) -> pl.DataFrame:
+def _number(value: object) -> str:
+    finite = isinstance(value, (int, float)) and math.isfinite(value)
+    return f"{value:.4f}" if finite else "–"
+
+
+def systems_data(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> pl.DataFrame:
     """The rows of a comparison that :func:`systems` draws.
 
     Parameters
@@ -620,16 +843,24 @@ def systems_data(comparison: Any) -> pl.DataFrame:
     comparison
         The output of :func:`~polars_rankeval.compare` (or any frame with its columns
         ``metric``, ``baseline``, ``system``, ``delta``, ``ci_low``, ``ci_high`` and
-        ``significant``; ``ci_low``/``ci_high`` bound the mean difference system − baseline).
+        ``significant``; ``ci_low``/``ci_high`` bound the mean difference system − baseline,
+        on the log scale where ``test_scale`` is ``"log"``).
+    lower_is_better
+        Only for a frame without ``higher_is_better`` (compare's output has it): columns whose
+        lower values are better; other metrics' directions are looked up by name.
 
     Returns
     -------
     DataFrame
-        The rows in their order, with ``label`` (the system, or ``"system vs baseline"``
-        when there are several baselines) and the needed columns first, then those of
-        ``n_queries``, ``baseline_mean``, ``system_mean``, ``p_value``, ``p_adjusted``,
-        ``wins``, ``ties``, ``losses``, ``test``, ``correction`` and ``alpha`` that are
-        present.
+        The rows in their order: ``metric``, ``baseline``, ``system``, ``label`` (the system,
+        or ``"system vs baseline"`` when there are several baselines), ``delta``, ``ci_low``,
+        ``ci_high``, ``significant``, ``higher_is_better``, ``verdict`` (``"better"`` or
+        ``"worse"`` when significant, by the metric's direction, else ``"not significant"``),
+        ``position`` (where the point goes: ``delta``, or for a gm metric tested on logs the
+        log of the ratio of the geometric means, on the scale of its interval), ``panel`` (the
+        metric's heading: its direction and, with ``baseline_overall``, the baseline's value)
+        and ``axis_label`` (the label with ``system_overall``, the value ``evaluate`` gives);
+        then those of compare's other columns that are present.
 
     Examples
     --------
@@ -637,25 +868,25 @@ def systems_data(comparison: Any) -> pl.DataFrame:
     >>> import polars_rankeval as rke
     >>> comparison = pl.DataFrame(
     ...     {
-    ...         "metric": ["ndcg@10", "map"],
+    ...         "metric": ["ndcg@10", "frp"],
     ...         "baseline": "bm25",
     ...         "system": "neural",
-    ...         "delta": [0.18, -0.01],
-    ...         "ci_low": [0.16, -0.03],
-    ...         "ci_high": [0.20, 0.01],
-    ...         "significant": [True, False],
+    ...         "delta": [0.18, -0.56],
+    ...         "ci_low": [0.16, -0.6],
+    ...         "ci_high": [0.20, -0.5],
+    ...         "significant": [True, True],
     ...     }
     ... )
-    >>> rke.plot.systems_data(comparison).select("metric", "label", "delta", "significant")
+    >>> rke.plot.systems_data(comparison).select("metric", "label", "delta", "verdict")
     shape: (2, 4)
-    ┌─────────┬────────┬───────┬─────────────┐
-    │ metric  ┆ label  ┆ delta ┆ significant │
-    │ ---     ┆ ---    ┆ ---   ┆ ---         │
-    │ str     ┆ str    ┆ f64   ┆ bool        │
-    ╞═════════╪════════╪═══════╪═════════════╡
-    │ ndcg@10 ┆ neural ┆ 0.18  ┆ true        │
-    │ map     ┆ neural ┆ -0.01 ┆ false       │
-    └─────────┴────────┴───────┴─────────────┘
+    ┌─────────┬────────┬───────┬─────────┐
+    │ metric  ┆ label  ┆ delta ┆ verdict │
+    │ ---     ┆ ---    ┆ ---   ┆ ---     │
+    │ str     ┆ str    ┆ f64   ┆ str     │
+    ╞═════════╪════════╪═══════╪═════════╡
+    │ ndcg@10 ┆ neural ┆ 0.18  ┆ better  │
+    │ frp     ┆ neural ┆ -0.56 ┆ better  │
+    └─────────┴────────┴───────┴─────────┘
     """
     frame = _frame(comparison, "comparison")
     missing = [name for name in _COMPARISON_NEEDS if name not in frame.columns]
@@ -665,20 +896,75 @@ def systems_data(comparison: Any) -> pl.DataFrame:
             f"(columns present: {frame.columns})"
         )
         raise ColumnNotFoundError(msg)
+    frame = frame.with_columns(pl.col("metric", "baseline", "system").cast(pl.String))
+    metrics = frame["metric"].unique(maintain_order=True).to_list()
+    if "higher_is_better" in frame.columns:
+        higher = pl.col("higher_is_better").cast(pl.Boolean)
+    else:
+        found = meanings(metrics, lower_is_better=lower_is_better)
+        higher = pl.col("metric").replace_strict(
+            {m: found[m].higher_is_better for m in metrics}, return_dtype=pl.Boolean
+        )
     several = frame["baseline"].n_unique() > 1
     label = (
-        pl.concat_str(pl.col("system").cast(pl.String), pl.lit(" vs "), pl.col("baseline"))
+        pl.concat_str(pl.col("system"), pl.lit(" vs "), pl.col("baseline"))
         if several
-        else pl.col("system").cast(pl.String)
+        else pl.col("system")
     )
-    return frame.select(
-        pl.col("metric").cast(pl.String),
-        pl.col("baseline").cast(pl.String),
-        pl.col("system").cast(pl.String),
+    better = (pl.col("delta") > 0) == pl.col("higher_is_better")
+    verdict = (
+        pl.when(pl.col("significant").fill_null(value=False) & (pl.col("delta") != 0))
+        .then(pl.when(better).then(pl.lit("better")).otherwise(pl.lit("worse")))
+        .otherwise(pl.lit("not significant"))
+    )
+    position = pl.col("delta").cast(pl.Float64)
+    if {"test_scale", "baseline_mean", "system_mean"} <= set(frame.columns):
+        # A gm metric is tested on logs, and its interval bounds the mean log difference: the
+        # point goes on that scale too, log(gm_system / gm_baseline).
+        ratio = (pl.col("system_mean") / pl.col("baseline_mean")).cast(pl.Float64).log()
+        position = pl.when(pl.col("test_scale") == "log").then(ratio).otherwise(position)
+    data = frame.select(
+        "metric",
+        "baseline",
+        "system",
         label.alias("label"),
         *(pl.col(name).cast(pl.Float64) for name in ("delta", "ci_low", "ci_high")),
         pl.col("significant").cast(pl.Boolean),
+        higher.alias("higher_is_better"),
         *(name for name in _COMPARISON_KEEPS if name in frame.columns),
+        position.alias("position"),
+    ).with_columns(verdict.alias("verdict"))
+    return data.with_columns(
+        _panels(data, several=several).alias("panel"), _axis_labels(data).alias("axis_label")
+    ).select(
+        *("metric", "baseline", "system", "label", "delta", "ci_low", "ci_high"),
+        *("significant", "higher_is_better", "verdict", "position", "panel", "axis_label"),
+        *(name for name in _COMPARISON_KEEPS if name in data.columns),
+    )
+
+
+def _panels(data: pl.DataFrame, *, several: bool) -> pl.Series:
+    """Each metric's heading: direction, scale and (one baseline) the baseline's value."""
+    panels = []
+    for row in data.iter_rows(named=True):
+        hib = row["higher_is_better"]
+        parts = [
+            "direction unknown" if hib is None else f"{'higher' if hib else 'lower'} is better"
+        ]
+        if row.get("test_scale") == "log":
+            parts.append("log scale")
+        if not several and "baseline_overall" in row:
+            parts.append(f"{row['baseline']} = {_number(row['baseline_overall'])}")
+        panels.append(f"{row['metric']} ({'; '.join(parts)})")
+    return pl.Series(panels, dtype=pl.String)
+
+
+def _axis_labels(data: pl.DataFrame) -> pl.Series:
+    if "system_overall" not in data.columns:
+        return data["label"]
+    return pl.Series(
+        [f"{r['label']} = {_number(r['system_overall'])}" for r in data.iter_rows(named=True)],
+        dtype=pl.String,
     )
 
 
@@ -704,14 +990,17 @@ def _interval_name(data: pl.DataFrame) -> str:
     return "interval"
 
 
-def systems(comparison: Any) -> alt.LayerChart:
-    """Each system's mean difference from the baseline, per metric, with its interval (Altair).
+def systems(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> alt.FacetChart:
+    """Each system's difference from the baseline, one panel per metric (Altair).
 
-    One row per metric; in it one point per system at its mean difference system − baseline,
-    with the interval ``ci_low``–``ci_high`` of that difference and a rule at zero. Filled
-    points are significant (``significant``, after the comparison's correction), hollow ones
-    are not. The chart layers the rule, the intervals and the points, so it is an
-    ``alt.LayerChart``; :func:`systems_data` returns the frame drawn here.
+    One panel per metric, headed by its direction and the baseline's value; in it one row per
+    system, labelled with its name and its value (``system_overall``: what ``evaluate``
+    gives), a point at the difference system − baseline with its interval
+    ``ci_low``–``ci_high``, and a rule at zero. Filled points are significant, hollow ones
+    are not; blue means significantly better and red significantly worse **by the metric's
+    direction** (for ``frp`` a negative difference is better). Each panel has its own scale,
+    and gm metrics are drawn on the log scale their test used. :func:`systems_data` returns
+    the frame drawn here.
 
     Examples
     --------
@@ -733,21 +1022,19 @@ def systems(comparison: Any) -> alt.LayerChart:
     _require_altair("systems")
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
-    data = systems_data(comparison)
-    metrics = list(dict.fromkeys(data["metric"].to_list()))
-    labels = list(dict.fromkeys(data["label"].to_list()))
+    data = systems_data(comparison, lower_is_better=lower_is_better)
+    panels = list(dict.fromkeys(data["panel"].to_list()))
     baselines = list(dict.fromkeys(data["baseline"].to_list()))
     one_baseline = len(baselines) == 1
     versus = baselines[0] if one_baseline else "baseline"
-    y = alt.Y("metric:N", sort=metrics, axis=_axis(alt, None))
-    offset = alt.YOffset("label:N", sort=labels)
+    rows = max(data["panel"].value_counts()["count"].to_list(), default=1)
+    y = alt.Y("axis_label:N", sort=None, axis=_axis(alt, None, labelLimit=320))
     color = alt.Color(
-        "label:N",
-        sort=labels,
-        scale=alt.Scale(scheme=_SCHEME),
-        legend=_legend(alt, "system" if one_baseline else "comparison"),
+        "verdict:N",
+        scale=alt.Scale(domain=list(_VERDICTS), range=list(_VERDICT_COLORS)),
+        legend=_legend(alt, None, orient="top"),
     )
-    x_title = f"mean difference from {versus} (system − {versus})"
+    x_title = f"difference from {versus} (system − {versus})"
     tooltip = [
         "metric:N",
         "system:N",
@@ -755,43 +1042,65 @@ def systems(comparison: Any) -> alt.LayerChart:
         alt.Tooltip("delta:Q", format="+.4f"),
         alt.Tooltip("ci_low:Q", format="+.4f"),
         alt.Tooltip("ci_high:Q", format="+.4f"),
-        "significant:N",
+        "verdict:N",
         *(f"{name}:Q" for name in ("p_value", "p_adjusted") if name in data.columns),
     ]
-    base = alt.Chart(data).encode(y=y, yOffset=offset, color=color)
-    # One row is enough for the rule; it spans the whole height (no y encoding).
-    zero = (
-        alt.Chart(pl.DataFrame({"zero": [0.0]}))
-        .mark_rule(color="#333333", strokeDash=[4, 3])
-        .encode(x="zero:Q")
-    )
-    # Round ticks (zero among them: few enough that none is hidden as overlapping) and a few
-    # pixels of room, so an interval never ends on the frame.
+    # Round ticks (zero among them) and a few pixels of room, so an interval never ends on
+    # the frame.
     scale = alt.Scale(zero=True, nice=True, padding=12)
-    bars = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", scale=scale, axis=_axis(alt, x_title, tickCount=6)), x2="ci_high:Q"
+    zero = alt.Chart().mark_rule(color="#333333", strokeDash=[4, 3]).encode(x=alt.datum(0))
+    bars = (
+        alt.Chart()
+        .mark_rule(strokeWidth=2)
+        .encode(
+            x=alt.X("ci_low:Q", scale=scale, axis=_axis(alt, x_title, tickCount=6)),
+            x2="ci_high:Q",
+            y=y,
+            color=color,
+        )
     )
-    points = base.mark_point(size=90, strokeWidth=2, opacity=1).encode(
-        x="delta:Q",
-        fill=alt.condition(
-            "datum.significant", alt.Color("label:N", sort=labels, legend=None), alt.value("white")
-        ),
-        tooltip=tooltip,
+    points = (
+        alt.Chart()
+        .mark_point(size=90, strokeWidth=2, opacity=1)
+        .encode(
+            x="position:Q",
+            y=y,
+            color=color,
+            fill=alt.condition(
+                "datum.significant", alt.Color("verdict:N", legend=None), alt.value("white")
+            ),
+            tooltip=tooltip,
+        )
     )
     subtitle = [
-        f"lines: {_interval_name(data)} of the mean difference",
-        f"filled: significant{_how_tested(data)}; hollow: not significant",
+        f"lines: {_interval_name(data)} of the mean difference; "
+        "each label gives the system's value over all its queries",
+        f"filled: significant{_how_tested(data)}; hollow: not significant; "
+        "better/worse follow each metric's direction",
     ]
-    layered: alt.LayerChart = alt.layer(zero, bars, points).properties(
-        width=WIDTH,
-        height=max(HEIGHT // 2, 40 * len(metrics) * len(labels)),
-        title=_title(
-            alt,
-            "Difference from the baseline" if one_baseline else "Differences between systems",
-            subtitle,
-        ),
+    header = alt.Header(
+        title=None,
+        labelAngle=0,
+        labelAlign="left",
+        labelAnchor="start",
+        labelOrient="top",
+        labelFontSize=13,
+        labelFontWeight="bold",
     )
-    return layered
+    faceted: alt.FacetChart = (
+        alt.layer(zero, bars, points, data=data)
+        .properties(width=WIDTH, height=max(40, 24 * rows))
+        .facet(row=alt.Row("panel:N", sort=panels, header=header), spacing=16)
+        .resolve_scale(x="independent", y="independent")
+        .properties(
+            title=_title(
+                alt,
+                "Difference from the baseline" if one_baseline else "Differences between systems",
+                subtitle,
+            )
+        )
+    )
+    return _offline(faceted)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -866,6 +1175,19 @@ def distribution_data(
         msg = f"metric column {metric!r} must be numeric, got {frame.schema[metric]}"
         raise ColumnValueError(msg)
     values = frame.select(*keys, pl.col(metric).cast(pl.Float64).fill_nan(None).alias("__v"))
+    infinite = values.filter(pl.col("__v").is_infinite())
+    if infinite.height:
+        where = (
+            infinite.select(_system_name(keys)).to_series().unique().sort().head(3).to_list()
+            if keys
+            else []
+        )
+        named = f" (system(s) {where})" if where else ""
+        msg = (
+            f"metric column {metric!r} holds {infinite.height} infinite value(s){named}; a "
+            "histogram needs finite values: filter them out or replace them"
+        )
+        raise ColumnValueError(msg)
     values = values.filter(pl.col("__v").is_not_null())
     smallest, largest = values.select(
         pl.col("__v").min().alias("lo"), pl.col("__v").max().alias("hi")
@@ -920,18 +1242,41 @@ def distribution_data(
     )
 
 
+def _summaries(
+    frame: pl.DataFrame, metric: str, keys: Sequence[str]
+) -> tuple[str, list[tuple[str, float, int]]]:
+    """The summary's name and each system's (name, summary, queries with a value)."""
+    meaning = meanings([metric])[metric]
+    name = {"gm": "geometric mean", "sum": "sum"}.get(meaning.summary, "mean")
+    system = _system_name(keys) if keys else pl.lit("all")
+    grouped = (
+        frame.select(system.alias("__s"), pl.col(metric).cast(pl.Float64).alias("__v"))
+        .group_by("__s")
+        .agg(pl.col("__v"))
+        .sort("__s", nulls_last=True)
+    )
+    found = []
+    for label, values in grouped.iter_rows():
+        array = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+        found.append((str(label), summarise(array, meaning.summary), int((~np.isnan(array)).sum())))
+    return name, found
+
+
 def distribution(
     per_query: Any,
     metric: str,
     *,
     by: str | Sequence[str] | None = "system",
     bins: int = 20,
-) -> alt.Chart:
+) -> alt.Chart | alt.FacetChart:
     """Histogram of each system's per-query values of a metric (Altair).
 
-    Overlaid translucent bars, one colour per system, of the share of its queries in each bin
-    (:func:`distribution_data` returns the frame drawn here); the subtitle gives each
-    system's mean.
+    Up to :data:`OVERLAY_MAX` (4) systems: overlaid translucent bars, one colour per system,
+    of the share of its queries in each bin, and the subtitle gives each system's summary (the
+    mean; the geometric mean for gm metrics, as ``evaluate``). More systems: small multiples,
+    one panel per system (four to a row) headed by its name, summary and query count.
+    Null and NaN values are left out (a system with none shows "–").
+    :func:`distribution_data` returns the frame drawn here.
 
     Examples
     --------
@@ -947,37 +1292,47 @@ def distribution(
 
     keys = _keys(by)
     data, color = _with_run(distribution_data(per_query, metric, by=by, bins=bins), keys)
-    frame = _frame(per_query, "per_query")
-    values = pl.col(metric).cast(pl.Float64).fill_nan(None)
-    if keys:
-        means = frame.group_by(_system_name(keys).alias("__s")).agg(values.mean()).sort("__s")
-        subtitle = "mean: " + ", ".join(f"{s} {m:.4f}" for s, m in means.iter_rows())
-    else:
-        subtitle = f"mean: {frame.select(values.mean()).item():.4f}"
-    # Altair's mark_* methods are untyped (Any), hence the annotated name.
-    chart: alt.Chart = (
-        alt.Chart(data)
-        .mark_bar(opacity=0.5, binSpacing=0)
-        .encode(
-            x=alt.X("bin_start:Q", bin="binned", axis=_axis(alt, f"{metric} per query")),
-            x2="bin_end:Q",
-            y=alt.Y("share:Q", stack=None, axis=_axis(alt, "share of queries", format="%")),
-            tooltip=[
-                *(alt.Tooltip(key) for key in keys),
-                alt.Tooltip("bin_start:Q", format=".3f"),
-                alt.Tooltip("bin_end:Q", format=".3f"),
-                "n_queries:Q",
-                alt.Tooltip("share:Q", format=".1%"),
-            ],
-            **_color(alt, color, keys),
+    summary, found = _summaries(_frame(per_query, "per_query"), metric, keys)
+    x = alt.X("bin_start:Q", bin="binned", axis=_axis(alt, f"{metric} per query"))
+    y = alt.Y("share:Q", stack=None, axis=_axis(alt, "share of queries", format="%"))
+    tooltip = [
+        *(alt.Tooltip(key) for key in keys),
+        alt.Tooltip("bin_start:Q", format=".3f"),
+        alt.Tooltip("bin_end:Q", format=".3f"),
+        "n_queries:Q",
+        alt.Tooltip("share:Q", format=".1%"),
+    ]
+    title = f"Distribution of {metric} over queries"
+    if len(found) <= OVERLAY_MAX:
+        if keys:
+            subtitle = f"{summary}: " + ", ".join(f"{s} {_number(m)}" for s, m, _ in found)
+        else:
+            subtitle = f"{summary}: {_number(found[0][1]) if found else '–'}"
+        # Altair's mark_* methods are untyped (Any), hence the annotated name.
+        chart: alt.Chart = (
+            alt.Chart(data)
+            .mark_bar(opacity=0.5, binSpacing=0)
+            .encode(x=x, x2="bin_end:Q", y=y, tooltip=tooltip, **_color(alt, color, keys, data))
+            .properties(width=WIDTH, height=HEIGHT, title=_title(alt, title, subtitle))
         )
-        .properties(
-            width=WIDTH,
-            height=HEIGHT,
-            title=_title(alt, f"Distribution of {metric} over queries", subtitle),
-        )
+        return _offline(chart)
+    # Small multiples: one panel per system, its summary in the panel's heading.
+    headings = {s: f"{s}: {summary} {_number(m)} ({n:,} queries)" for s, m, n in found}
+    assert color is not None
+    data = data.with_columns(
+        pl.col(color).cast(pl.String).replace_strict(headings, default=None).alias("panel")
     )
-    return chart
+    panels = [headings[s] for s, _, _ in found]
+    header = alt.Header(title=None, labelFontSize=12, labelLimit=260)
+    faceted: alt.FacetChart = (
+        alt.Chart(data)
+        .mark_bar(binSpacing=0, color=_TABLEAU20[0])
+        .encode(x=x, x2="bin_end:Q", y=y, tooltip=tooltip)
+        .properties(width=200, height=110)
+        .facet(facet=alt.Facet("panel:N", sort=panels, header=header), columns=4, spacing=12)
+        .properties(title=_title(alt, title, f"one panel per system ({len(found)} systems)"))
+    )
+    return _offline(faceted)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1146,7 +1501,7 @@ def precision_recall(
             x=alt.X("recall:Q", scale=unit, axis=_axis(alt, "recall")),
             y=alt.Y("precision:Q", scale=unit, axis=_axis(alt, "interpolated precision")),
             tooltip=tooltip,
-            **_color(alt, color, keys),
+            **_color(alt, color, keys, data),
         )
         .properties(
             width=WIDTH,
@@ -1158,4 +1513,4 @@ def precision_recall(
             ),
         )
     )
-    return chart
+    return _offline(chart)

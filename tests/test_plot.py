@@ -618,8 +618,10 @@ def test_systems_chart() -> None:
     comparison = comparison_literal()
     chart = rke.plot.systems(comparison)
     spec = chart.to_dict()
-    assert len(spec["layer"]) == 3
-    points = spec["layer"][2]
+    # one panel per metric (changed: was one layered chart with colours per system)
+    assert spec["facet"]["row"]["field"] == "panel"
+    assert len(spec["spec"]["layer"]) == 3
+    points = spec["spec"]["layer"][2]
     # filled when significant, hollow (white) otherwise
     assert points["encoding"]["fill"]["condition"]["test"] == "datum.significant"
     assert points["encoding"]["fill"]["value"] == "white"
@@ -723,3 +725,220 @@ except ImportError as error:
     )
     assert result.returncode == 0, result.stderr
     assert EXTRA in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Direction, many systems, bad values, offline and safe HTML
+# ---------------------------------------------------------------------------------------------
+
+
+def test_per_query_delta_follows_the_direction(per_query: pl.DataFrame, log: pl.DataFrame) -> None:
+    """Trial F3: for frp (lower is better) a win is a query where neural's frp is lower."""
+    frp = rke.evaluate(log, ["frp"], by="system", per_query=True)
+    data = rke.plot.per_query_delta_data(frp, "frp", "bm25", "neural")
+    bm25 = dict(frp.filter(system="bm25").select("query", "frp").iter_rows())
+    neural = dict(frp.filter(system="neural").select("query", "frp").iter_rows())
+    pairs = [(bm25[q], v) for q, v in neural.items() if v is not None and bm25.get(q) is not None]
+    assert outcome_counts(data) == {
+        "win": sum(1 for b, n in pairs if n < b),
+        "tie": sum(1 for b, n in pairs if n == b),
+        "loss": sum(1 for b, n in pairs if n > b),
+    }
+    assert outcome_counts(data)["win"] > outcome_counts(data)["loss"]
+    # wins first: the first bar is the most negative difference
+    assert data["delta_min"][0] == min(n - b for b, n in pairs)
+    # another tool's column, declared lower-is-better, counts the same way
+    other = frp.rename({"frp": "latency"})
+    declared = rke.plot.per_query_delta_data(
+        other, "latency", "bm25", "neural", lower_is_better=["latency"]
+    )
+    assert outcome_counts(declared) == outcome_counts(data)
+    assumed = rke.plot.per_query_delta_data(other, "latency", "bm25", "neural")
+    assert outcome_counts(assumed)["win"] == outcome_counts(data)["loss"]
+    counts = per_query.with_columns(num_ret=pl.lit(10))
+    with pytest.raises(rke.InvalidOptionError, match="'num_ret' has no direction"):
+        rke.plot.per_query_delta_data(counts, "num_ret", "bm25", "neural")
+
+
+def test_per_query_delta_chart_says_lower_is_better(log: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    frp = rke.evaluate(log, ["frp"], by="system", per_query=True)
+    chart = rke.plot.per_query_delta(frp, "frp", "bm25", "neural")
+    assert "lower is better for frp" in chart_text(chart)
+    # the win colour is on the bars below zero
+    (rows,) = inline_rows(chart)
+    assert all(row["delta"] < 0 for row in rows if row["outcome"] == "win")
+
+
+def test_systems_reads_direction_and_overall_values(log: pl.DataFrame) -> None:
+    pytest.importorskip("scipy")
+    comparison = rke.compare(log, ["frp", "map", "gm_map"], by="system", baseline="bm25")
+    data = rke.plot.systems_data(comparison)
+    means = rke.evaluate(log, ["frp", "map", "gm_map"], by="system")
+    value = {(r["system"], m): r[m] for r in means.iter_rows(named=True) for m in means.columns[1:]}
+    for row in data.iter_rows(named=True):
+        metric = row["metric"]
+        # the numbers under each metric's name are evaluate's values
+        assert f"bm25 = {value[('bm25', metric)]:.4f}" in row["panel"]
+        assert row["axis_label"] == f"neural = {value[('neural', metric)]:.4f}"
+        assert row["verdict"] == "better"
+    assert data.filter(metric="frp")["panel"].item().startswith("frp (lower is better")
+    # gm_map is drawn on its test's log scale, inside its own interval
+    gm = data.filter(metric="gm_map").row(0, named=True)
+    ratio = math.log(value[("neural", "gm_map")] / value[("bm25", "gm_map")])
+    assert gm["position"] == pytest.approx(ratio, rel=1e-6)
+    assert gm["ci_low"] <= gm["position"] <= gm["ci_high"]
+
+
+def test_systems_data_without_direction_columns_looks_the_metric_up() -> None:
+    frame = comparison_literal().with_columns(metric=pl.lit("frp"))
+    data = rke.plot.systems_data(frame)
+    # frp: a negative delta (neural, splade... here colbert -0.02) is better when significant
+    verdicts = dict(zip(data["delta"].to_list(), data["verdict"].to_list(), strict=True))
+    assert verdicts[0.18] == "worse"
+    assert verdicts[-0.04] == "better"
+    assert verdicts[0.01] == "not significant"
+
+
+def many_systems(count: int, n: int = 60) -> pl.DataFrame:
+    rng = np.random.default_rng(7)
+    names = [f"run{i:02d}" for i in range(count)]
+    return pl.DataFrame(
+        {
+            "system": [s for s in names for _ in range(n)],
+            "query": list(range(n)) * count,
+            "map": rng.random(count * n),
+        }
+    )
+
+
+def test_many_systems_are_labelled_and_told_apart() -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("scipy")
+    table = many_systems(20)
+    # systems(): every system is on the axis, by name
+    chart = rke.plot.systems(rke.compare_per_query(table, by="system", baseline="run00"))
+    spec = chart.to_dict()
+    assert spec["spec"]["layer"][2]["encoding"]["y"]["field"] == "axis_label"
+    assert_renders(chart)
+    # distribution(): small multiples, one panel per system with its mean
+    dist = rke.plot.distribution(table, "map")
+    dist_spec = dist.to_dict()
+    assert dist_spec["facet"]["field"] == "panel"
+    (rows,) = inline_rows(dist)
+    mean = float(table.filter(system="run07")["map"].mean())  # type: ignore[arg-type]
+    assert {r["panel"] for r in rows if r["system"] == "run07"} == {
+        f"run07: mean {mean:.4f} (60 queries)"
+    }
+    assert_renders(dist)
+    # metric_at_k-style colours: 20 distinct colours, and shapes past 20
+    log = pl.read_parquet(SAMPLE).filter(pl.col("query") < "q0020", system="bm25")
+    runs = pl.concat([log.with_columns(system=pl.lit(f"s{i:02d}")) for i in range(25)])
+    curves = rke.plot.metric_at_k(runs, "p", [1, 5], by="system").to_dict()
+    colours = curves["encoding"]["color"]["scale"]["range"]
+    shapes = curves["encoding"]["shape"]["scale"]["range"]
+    assert len(set(zip(colours, shapes, strict=True))) == 25
+    assert len(set(colours[:20])) == 20
+
+
+@pytest.mark.parametrize(
+    ("values", "pattern"),
+    [
+        ([0.5, float("inf")], r"'map' holds 1 infinite value\(s\) \(system\(s\) \['b'\]\)"),  # G05
+        (
+            [float("-inf"), None],
+            r"'map' holds 1 infinite value\(s\) \(system\(s\) \['a'\]\)",
+        ),  # G14
+    ],
+)
+def test_distribution_refuses_infinite_values(values: list[float | None], pattern: str) -> None:
+    table = pl.DataFrame({"system": ["a", "b"], "query": [1, 1], "map": values})
+    with pytest.raises(rke.ColumnValueError, match=pattern):
+        rke.plot.distribution_data(table, "map")
+
+
+def test_distribution_skips_a_system_without_values() -> None:
+    """Audit G06: a system whose values are all null shows a dash, not a TypeError."""
+    pytest.importorskip("altair")
+    table = pl.DataFrame({"system": ["a", "b"], "query": [1, 1], "map": [0.5, None]})
+    chart = rke.plot.distribution(table, "map")
+    assert "mean: a 0.5000, b –" in chart_text(chart)
+    assert_renders(chart)
+
+
+HOSTILE = "</script><img src=x onerror=alert(2)>"
+
+
+class _Elements(__import__("html.parser").parser.HTMLParser):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.tags.append(tag)
+
+
+def hostile_charts() -> dict[str, Any]:
+    table = pl.DataFrame(
+        {"system": [HOSTILE] * 3 + ["b"] * 3, "query": [1, 2, 3] * 2, "map": [0.1, 0.2, 0.3] * 2}
+    )
+    table = table.with_columns(
+        pl.col("map") + pl.when(pl.col("system") == "b").then(0.3).otherwise(0)
+    )
+    return {
+        "systems": rke.plot.systems(rke.compare_per_query(table, by="system", baseline="b")),
+        "distribution": rke.plot.distribution(table, "map"),
+        "per_query_delta": rke.plot.per_query_delta(table, "map", "b", HOSTILE),
+    }
+
+
+@pytest.mark.parametrize("name", ["systems", "distribution", "per_query_delta"])
+def test_names_cannot_break_out_of_the_chart_html(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("scipy")
+    chart = hostile_charts()[name]
+    path = tmp_path / "chart.html"
+    chart.save(path)
+    for page in (
+        chart.to_html(),
+        path.read_text(),
+    ):
+        parser = _Elements()
+        parser.feed(page)
+        assert "img" not in parser.tags
+        assert parser.tags.count("script") <= 2  # the inlined Vega bundle and the chart
+        assert "\\u003c/script>\\u003cimg" in page  # the name is there, as JSON text
+    (rke_path,) = [rke.plot.save(chart, tmp_path / "again.html")]
+    parser = _Elements()
+    parser.feed(rke_path.read_text())
+    assert "img" not in parser.tags
+
+
+def test_saved_html_needs_no_network(tmp_path: Path, per_query: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    chart = rke.plot.distribution(per_query, "map")
+    path = tmp_path / "d.html"
+    chart.save(path)
+    page = path.read_text()
+    assert "cdn.jsdelivr.net" not in page
+    assert not re.search(r"<script[^>]*\bsrc=", page)  # nothing loaded from anywhere
+    with pytest.raises(rke.RankEvalError, match=r"d\.html.*exists"):
+        rke.plot.save(chart, path)
+    # composed charts saved through rke.plot.save are offline too
+    both = chart | rke.plot.per_query_delta(per_query, "map", "bm25", "neural")
+    assert "cdn.jsdelivr.net" not in rke.plot.save(both, tmp_path / "both.html").read_text()
+    # a PNG is a PNG (inline= is only for HTML)
+    png = rke.plot.save(chart, tmp_path / "d.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_notebook_display_needs_no_network(per_query: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    chart = rke.plot.per_query_delta(per_query, "map", "bm25", "neural")
+    bundle = chart._repr_mimebundle_()
+    kinds = set(bundle if isinstance(bundle, dict) else bundle[0])
+    assert any(kind.startswith("application/vnd.vegalite") for kind in kinds)
+    assert "image/svg+xml" in kinds
+    assert "text/html" not in kinds
