@@ -19,13 +19,17 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import glob
+import gzip
 import importlib
 import math
+import os
+import re
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeVar
@@ -33,6 +37,7 @@ from typing import Any, Literal, NoReturn, TypeVar
 import polars as pl
 
 from polars_rankeval._columns import make_columns
+from polars_rankeval._spill import cleanup_on_sigterm
 from polars_rankeval.compare import CORRECTIONS, SYSTEM_SEPARATOR, TESTS, compare_per_query
 from polars_rankeval.conventions import CONVENTIONS
 from polars_rankeval.errors import EmptyEvaluationWarning, RankEvalError
@@ -61,6 +66,7 @@ from polars_rankeval.validation import warn_if_empty
 
 DEFAULT_METRICS = "ndcg@10,ndcg,map,mrr,p@10,recall@100,bpref,num_q"
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 Format = Literal["table", "csv", "json", "parquet", "trec"]
 FORMATS: tuple[Format, ...] = ("table", "csv", "json", "parquet", "trec")
@@ -494,6 +500,108 @@ def _check_exists(path: str, role: str) -> None:
         raise CliError(msg)
 
 
+def _input_files(path: str) -> list[Path]:
+    """The files an input stands for: itself, a glob's matches, a directory's members."""
+    matches = glob.glob(path, recursive=True) if _is_glob(path) else [path]
+    files: list[Path] = []
+    for match in matches:
+        target = Path(match)
+        if target.is_dir():
+            files.extend(sorted(entry for entry in target.rglob("*") if entry.is_file()))
+        elif target.is_file():
+            files.append(target)
+    return files
+
+
+def _check_output(output: str | None, inputs: Sequence[str | None]) -> None:
+    """Refuse ``-o`` naming an input (the run would replace the log it reads with its result).
+
+    Real paths are compared, and file identities where the output exists, so a symlink, a
+    hard link, ``./x`` or a glob match of the input is caught too.
+    """
+    if output is None:
+        return
+    target = Path(output)
+    real = os.path.realpath(target)
+    for given in inputs:
+        if given is None:
+            continue
+        for file in _input_files(given):
+            if os.path.realpath(file) == real or (
+                target.is_file() and os.path.samefile(file, target)
+            ):
+                which = repr(given) if str(file) == given else f"{str(file)!r} (of input {given!r})"
+                msg = (
+                    f"-o {output!r} is the input {which}: it would be overwritten by the result; "
+                    "write the result to another file"
+                )
+                raise CliError(msg)
+
+
+def _bad_parquet(inputs: Sequence[str]) -> CliError | None:
+    """The first file of the inputs whose Parquet footer cannot be read, as an error naming it.
+
+    Polars' "File out of specification" names no file; only on that error are the files read
+    again, footer only, one by one (the normal path pays nothing).
+    """
+    for given in inputs:
+        for file in _input_files(given):
+            if file.name.startswith((".", "_")):  # hidden or _SUCCESS: Polars skips them
+                continue
+            try:
+                pl.read_parquet_schema(file)
+            except (pl.exceptions.PolarsError, OSError) as error:
+                reason = str(error).split("\n")[0].removeprefix("parquet: ")
+                reason = reason.removeprefix("File out of specification: ")
+                reason = re.sub(r",? got .* instead$", "", reason)  # raw bytes, unreadable
+                where = "" if str(file) == given else f" (in input {given!r})"
+                msg = (
+                    f"{str(file)!r}{where} is not a readable Parquet file ({reason}): it is "
+                    "truncated, corrupt or not Parquet; replace or remove it, or leave it out "
+                    "of the input (a glob such as 'dir/**/*.parquet')"
+                )
+                return CliError(msg)
+    return None
+
+
+def _bad_utf8(paths: Sequence[str]) -> CliError | None:
+    """The first line of the TREC files that is not UTF-8, as an error naming file and line."""
+    for path in paths:
+        opener = gzip.open if path.endswith(".gz") else open
+        try:
+            with opener(path, "rb") as file:
+                for number, line in enumerate(file, start=1):
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError as error:
+                        msg = (
+                            f"{path!r} line {number} is not UTF-8 text ({error.reason} at "
+                            f"byte {error.start}): convert the file to UTF-8 "
+                            "(e.g. iconv -f latin1 -t utf-8)"
+                        )
+                        return CliError(msg)
+        except OSError:
+            continue
+    return None
+
+
+@contextlib.contextmanager
+def _input_errors_named(inputs: Sequence[str], trec_files: Sequence[str]) -> Iterator[None]:
+    """Name the input file behind Polars errors that name none (corrupt Parquet, bad UTF-8)."""
+    try:
+        yield
+    except pl.exceptions.PolarsError as error:
+        text = str(error).lower()
+        named: CliError | None = None
+        if "parquet" in text and not trec_files:
+            named = _bad_parquet(inputs)
+        elif "utf-8" in text or "utf8" in text:
+            named = _bad_utf8(trec_files)
+        if named is None:
+            raise
+        raise named from error
+
+
 def _check_text_file(path: str, role: str) -> None:
     if Path(path).is_dir():
         msg = f"{role} {path!r} is a directory, not a file"
@@ -923,8 +1031,34 @@ def _trec_lines(frame: pl.DataFrame, result: Result, *, means: bool) -> list[str
     return lines
 
 
+# Whitespace splits trec_eval's fields and a line break starts a new line: a name holding one
+# would forge lines of the output (a system named "bm25\nmap  all  0.99").
+_TREC_UNSAFE = r"[\s\p{Cc}]"
+
+
+def _check_trec_fields(result: Result) -> None:
+    """Refuse a --by value, query id or run name that would break the trec layout."""
+    checks: list[tuple[str, pl.Series]] = [
+        (f"--by value (column {name!r})", result.summary[name]) for name in result.by
+    ]
+    if result.per_query is not None:
+        checks.append(("query id", result.per_query[result.query]))
+    checks.append(("run name", pl.Series([result.runid])))
+    for what, values in checks:
+        text = values.cast(pl.String)
+        bad = text.filter(text.str.contains(_TREC_UNSAFE))
+        if len(bad):
+            msg = (
+                f"--format trec: the {what} {bad[0]!r} holds whitespace or a control character, "
+                "which would break the 'measure<TAB>query<TAB>value' lines; rename it, or use "
+                "--format csv or json"
+            )
+            raise CliError(msg)
+
+
 def _trec(result: Result) -> str:
     """trec_eval's layout; with ``--by``, one block per run, its summary led by a runid line."""
+    _check_trec_fields(result)
     by = result.by
     blocks: list[tuple[tuple[object, ...], pl.DataFrame, pl.DataFrame | None]]
     if not by:
@@ -1117,6 +1251,13 @@ def _run_compare(argv: Sequence[str]) -> None:
         args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "markdown"
     )
     _need_scipy()
+    _check_output(args.output, [*args.inputs, args.qrels])
+    with _input_errors_named(args.inputs, [*args.inputs, args.qrels] if args.qrels else []):
+        rendered = _compare(args, fmt)
+    _write(rendered, args.output)
+
+
+def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame:
     data, by = _compare_input(args)
     args.path = ", ".join(args.inputs)  # named when nothing is evaluated
     systems = _input_systems(data, by)
@@ -1140,7 +1281,7 @@ def _run_compare(argv: Sequence[str]) -> None:
         seed=args.seed,
         missing=args.missing,
     )
-    _write(_render_compare(comparison, fmt, args.digits), args.output)
+    return _render_compare(comparison, fmt, args.digits)
 
 
 # ---- entry point ----------------------------------------------------------------------------
@@ -1150,17 +1291,21 @@ def _run(argv: Sequence[str] | None) -> None:
     args = _parser().parse_args(argv)
     fmt = _output_format(args)
     by = _split_by(args.by)
-    if args.qrels:
-        given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
-        if given:
-            msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
-            raise CliError(msg)
-        data = _read_trec(args.path, args.qrels)
-    else:
-        data = _scan(args.path)
-    # trec_eval's default measures are its official set: its layout from TREC files gets them.
-    args.default_metrics = "official" if fmt == "trec" and args.qrels else DEFAULT_METRICS
-    _write(_render(_evaluate(args, data, by), fmt), args.output)
+    _check_output(args.output, [args.path, args.qrels])
+    with _input_errors_named([args.path], [args.path, args.qrels] if args.qrels else []):
+        if args.qrels:
+            given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
+            if given:
+                msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
+                raise CliError(msg)
+            data = _read_trec(args.path, args.qrels)
+        else:
+            data = _scan(args.path)
+        # trec_eval's default measures are its official set: its layout from TREC files gets
+        # them.
+        args.default_metrics = "official" if fmt == "trec" and args.qrels else DEFAULT_METRICS
+        result = _evaluate(args, data, by)
+    _write(_render(result, fmt), args.output)
 
 
 def _one_line(message: str) -> str:
@@ -1169,23 +1314,63 @@ def _one_line(message: str) -> str:
     return " ".join(paragraph.split())
 
 
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Warnings of polars_rankeval as one stderr line each, ``rank-eval: warning: ...``.
+
+    Python's own format adds the file, line and source of the ``warn`` call, which mean
+    nothing to a shell user. Other packages' warnings keep that format.
+    """
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        # warnings.showwarning's signature: six positional parameters
+        def show(  # noqa: PLR0917
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: Any = None,
+            line: str | None = None,
+        ) -> None:
+            if category.__module__.startswith("polars_rankeval"):
+                print(f"rank-eval: warning: {_one_line(str(message))}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (0, or 2 on any mistake).
 
     ``compare`` as the first argument runs ``rank-eval compare``; anything else evaluates.
+    Ctrl-C prints ``rank-eval: interrupted`` and returns 130; SIGTERM removes any spill and
+    ends the process by SIGTERM (exit status 143).
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        if arguments[:1] == ["compare"]:
-            _run_compare(arguments[1:])
-        else:
-            _run(arguments)
+        with cleanup_on_sigterm(), _warnings_as_lines():
+            if arguments[:1] == ["compare"]:
+                _run_compare(arguments[1:])
+            else:
+                _run(arguments)
     except SystemExit as done:  # --help
         return done.code if isinstance(done.code, int) else 0
+    except KeyboardInterrupt:
+        print("rank-eval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (CliError, RankEvalError, pl.exceptions.PolarsError) as error:
         message = str(error)
     except OSError as error:
         message = f"{error.filename}: {error.strerror}" if error.filename else str(error)
+    except MemoryError as error:
+        detail = f" ({error})" if str(error) else ""
+        message = (
+            f"out of memory{detail}: for a large log, bound the memory with --buckets N; "
+            "compare many systems with a test other than tukey"
+        )
     else:
         return 0
     print(f"rank-eval: error: {_one_line(message)}", file=sys.stderr)

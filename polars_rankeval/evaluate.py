@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import polars as pl
@@ -21,6 +19,7 @@ from polars_rankeval._columns import (
 )
 from polars_rankeval._options import check_choice
 from polars_rankeval._progress import Progress
+from polars_rankeval._spill import cleanup_on_sigterm, spill_folder
 from polars_rankeval.context import (
     RankedFrame,
     RankingContext,
@@ -364,32 +363,33 @@ def _spilled_passes(
     reading and writing it once makes every later pass read only its own share.
     """
     bucket_of = _bucket_of(columns, total)
-    root = Path(tempfile.mkdtemp(prefix="rke-spill-", dir=spill_dir))
-    try:
-        with Progress(total, enabled=progress) as bar:
-            lf.sink_parquet(
-                pl.PartitionBy(root, key={_BUCKET_KEY: bucket_of}, include_key=False),
-                compression=SPILL_COMPRESSION,
-                mkdir=True,
-                engine="streaming",
-            )
-            bar.spilled()
-            parts = []
-            for bucket in range(total):
-                files = root / f"{_BUCKET_KEY}={bucket}"
-                if files.is_dir():  # an empty bucket writes no directory
-                    # hive_partitioning=False: the bucket key is not a column of the input
-                    scan = pl.scan_parquet(files, hive_partitioning=False)
-                    parts.append(plan_for(scan).collect(engine="streaming"))
-                    # free the disk as the passes go: the spill is about the input's size
-                    shutil.rmtree(files, ignore_errors=True)
-                bar.advance()
-        if not parts:
-            return plan_for(lf.head(0)).collect(engine="streaming")
-        return pl.concat(parts).sort(columns.partition)
-    finally:
-        # also on errors raised in a pass and on KeyboardInterrupt
-        shutil.rmtree(root, ignore_errors=True)
+    # spill_folder sweeps stale spills, marks and removes this one, and names it when the
+    # disk fills up
+    with (
+        cleanup_on_sigterm(),
+        spill_folder(spill_dir) as root,
+        Progress(total, enabled=progress) as bar,
+    ):
+        lf.sink_parquet(
+            pl.PartitionBy(root, key={_BUCKET_KEY: bucket_of}, include_key=False),
+            compression=SPILL_COMPRESSION,
+            mkdir=True,
+            engine="streaming",
+        )
+        bar.spilled()
+        parts = []
+        for bucket in range(total):
+            files = root / f"{_BUCKET_KEY}={bucket}"
+            if files.is_dir():  # an empty bucket writes no directory
+                # hive_partitioning=False: the bucket key is not a column of the input
+                scan = pl.scan_parquet(files, hive_partitioning=False)
+                parts.append(plan_for(scan).collect(engine="streaming"))
+                # free the disk as the passes go: the spill is about the input's size
+                shutil.rmtree(files, ignore_errors=True)
+            bar.advance()
+    if not parts:
+        return plan_for(lf.head(0)).collect(engine="streaming")
+    return pl.concat(parts).sort(columns.partition)
 
 
 def summary_of(label: str, metric: Metric) -> pl.Expr:
@@ -557,7 +557,11 @@ def evaluate(
         else _in_passes(lf, columns, plan_for, passes, progress=progress, spill_dir=spill_dir)
     )
     if isinstance(data, pl.DataFrame):
-        per_query_frame = plan.collect(engine=engine)
+        if passes == 1:
+            per_query_frame = plan.collect(engine=engine)
+        else:  # SIGTERM removes the spill as Ctrl-C does (the caller's collect cannot)
+            with cleanup_on_sigterm():
+                per_query_frame = plan.collect(engine=engine)
         if passes == 1:  # the passes path has warned already
             warn_if_empty(per_query_frame, lf, columns)
         if per_query:
