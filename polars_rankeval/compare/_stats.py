@@ -259,6 +259,12 @@ def tukey_hsd_p(scores: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     sums = scores.sum(axis=0)
     gaps = np.abs(sums[:, None] - sums[None, :])
     tolerance = _EXTREME * max(float(np.abs(scores).sum()), 1e-300)
+    scale = max(1.0, float(np.abs(scores).max()))
+    informative = int((np.ptp(scores, axis=1) > _ZERO * scale).sum())
+    if informative <= 1:
+        # Queries whose systems tie add the same to every mean: every arrangement has the range
+        # of the one informative query (or none), so p = 1 (and no m! table for one query).
+        return np.ones((m, m))
     if n * math.lgamma(m + 1) <= math.log(n_resamples) + 1e-9:
         return _tukey_exact_count(scores, gaps, tolerance)
     rng = _rng(seed, n)
@@ -267,8 +273,6 @@ def tukey_hsd_p(scores: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
         shuffled = rng.permuted(np.broadcast_to(scores, (size, n, m)), axis=2)
         column = shuffled.sum(axis=1)
         count += _count_at_least(column.max(axis=1) - column.min(axis=1), gaps, tolerance)
-    scale = max(1.0, float(np.abs(scores).max()))
-    informative = int((np.ptp(scores, axis=1) > _ZERO * scale).sum())
     floor = permutation_floor(m, informative)
     return np.maximum(floor, (count + 1.0) / (n_resamples + 1.0))
 
