@@ -38,7 +38,8 @@ Statistics (``d`` = system − baseline per query on the test scale, ``n`` paire
   No test reports a p-value below what its null distribution can produce for ``n`` queries
   (see :mod:`polars_rankeval.compare._stats`).
 * ``ci_low``/``ci_high``: the interval of mean(d) at ``1 − alpha``: percentile bootstrap for
-  ``"bootstrap"``, the paired t-interval for every other test.
+  ``"bootstrap"``, Tukey's simultaneous interval for ``"tukey_hsd"``, the paired t-interval for
+  every other test.
 
 Floating-point noise never decides a result: differences within ``1e-12`` of zero (relative to
 the values) are ties, and resampled statistics within ``1e-9`` (relative to ``Σ|d|``) of the
@@ -83,12 +84,13 @@ from polars_rankeval.compare._stats import (
     _t_p,
     _wilcoxon_p,
     randomization_ps,
+    tukey_hsd_half_width,
     tukey_hsd_p,
+    tukey_hsd_parametric_p,
 )
 from polars_rankeval.compare._stats import (
     randomization_p as randomization_p,
 )
-from polars_rankeval.compare._stats import tukey_hsd_p as tukey_hsd_parametric_p  # until H4
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import evaluate, settings_for
 from polars_rankeval.meaning import LowerIsBetter, on_test_scale, summarise
@@ -168,7 +170,7 @@ def _by_size(pairs: list[Pair]) -> dict[int, list[int]]:
 
 
 def _p_values(
-    pairs: list[Pair], plan: _Plan, tukey_p: list[float] | None
+    pairs: list[Pair], plan: _Plan, joint: _Joint | None
 ) -> tuple[list[float], list[tuple[float, float]]]:
     """Each pair's p-value and interval of the mean difference."""
     stats = _scipy_stats()
@@ -178,8 +180,12 @@ def _p_values(
     if plan.test in one_at_a_time:
         return [one_at_a_time[plan.test](d, stats) for d in differences], intervals
     if plan.test in MULTI_SYSTEM_TESTS:
-        assert tukey_p is not None
-        return list(tukey_p), intervals
+        assert joint is not None
+        shown = [
+            own if own is not None else t_interval
+            for own, t_interval in zip(joint.intervals, intervals, strict=True)
+        ]
+        return list(joint.p_values), shown
     p_values = [math.nan] * len(pairs)
     for n, indices in _by_size(pairs).items():
         if n == 0:
@@ -196,23 +202,38 @@ def _p_values(
     return p_values, intervals
 
 
+@dataclass(frozen=True)
+class _Joint:
+    """What a test over all systems at once gives each pair: its p and, maybe, its interval."""
+
+    p_values: list[float]
+    intervals: list[tuple[float, float] | None]
+
+
 def _multi_system_pairs(
     table: Table, baseline: str | None, plan: _Plan
-) -> tuple[list[Pair], list[float]]:
-    """Pairs over the queries every system has, and their Tukey HSD p-values."""
+) -> tuple[list[Pair], _Joint]:
+    """Pairs over the queries every system has, and their Tukey HSD p-values.
+
+    The parametric Tukey HSD also gives Tukey's simultaneous intervals of the mean
+    differences; the randomized one keeps the paired t-interval.
+    """
     systems = table.systems
-    found, p_values = [], []
+    found: list[Pair] = []
+    joint = _Joint([], [])
     for metric in table.metrics:
         meaning = table.meanings[metric]
         scores, complete = all_systems(table, metric, plan.missing)
         matrix = scores[complete]
         p = np.full((len(systems), len(systems)), np.nan)
+        half_width = math.nan
         if matrix.shape[0]:
             on_scale = on_test_scale(matrix, meaning.summary)
             if plan.test == "tukey":
                 p = tukey_hsd_p(on_scale, plan.n_resamples, plan.seed)
             else:
-                p = tukey_hsd_parametric_p(on_scale, plan.n_resamples, plan.seed)
+                p = tukey_hsd_parametric_p(on_scale)
+                half_width = tukey_hsd_half_width(on_scale, plan.alpha)
         for i, j in itertools.combinations(range(len(systems)), 2):
             if baseline is not None and baseline not in (systems[i], systems[j]):
                 continue
@@ -229,14 +250,19 @@ def _multi_system_pairs(
                     int(either.sum() - complete.sum()),
                 )
             )
-            p_values.append(float(p[first, second]))
-    return found, p_values
+            joint.p_values.append(float(p[first, second]))
+            if plan.test == "tukey_hsd":
+                centre = float(found[-1].differences.mean()) if matrix.shape[0] else math.nan
+                joint.intervals.append((centre - half_width, centre + half_width))
+            else:
+                joint.intervals.append(None)
+    return found, joint
 
 
 def _rows(
-    table: Table, pairs: list[Pair], plan: _Plan, tukey_p: list[float] | None
+    table: Table, pairs: list[Pair], plan: _Plan, joint: _Joint | None
 ) -> list[dict[str, Any]]:
-    p_values, intervals = _p_values(pairs, plan, tukey_p)
+    p_values, intervals = _p_values(pairs, plan, joint)
     totals = {metric: overall(table, metric, plan.missing) for metric in table.metrics}
     rows = []
     for pair, p, (low, high) in zip(pairs, p_values, intervals, strict=True):
@@ -433,12 +459,12 @@ def _compare(
     if len(table.systems) < 2:
         msg = f"compare needs at least two systems in by={table.keys}, found {table.systems}"
         raise InvalidOptionError(msg)
-    tukey_p = None
+    joint = None
     if plan.test in MULTI_SYSTEM_TESTS:
-        found, tukey_p = _multi_system_pairs(table, chosen, plan)
+        found, joint = _multi_system_pairs(table, chosen, plan)
     else:
         found = pairs(table, chosen, plan.missing)
-    rows = _rows(table, found, plan, tukey_p)
+    rows = _rows(table, found, plan, joint)
     frame = pl.DataFrame(
         rows,
         schema_overrides={
