@@ -37,3 +37,15 @@ def test_profile_script_prints_every_stage(tmp_path: Path) -> None:
         assert stage in done.stdout, done.stdout
     assert "checks" in done.stdout
     assert "passes (default)" in done.stdout
+
+
+def test_tukey_bench_runs_every_test_on_a_tiny_table() -> None:
+    script = ROOT / "benchmarks" / "tukey_bench.py"
+    command = [sys.executable, str(script), "--systems", "3,4", "--queries", "6"]
+    done = subprocess.run(
+        [*command, "--resamples", "50"], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| 3 ")]
+    assert {line.split("|")[2].strip() for line in rows} >= {"tukey", "tukey_hsd"}, done.stdout
+    assert "error" not in done.stdout, done.stdout
