@@ -40,7 +40,7 @@ from polars_rankeval._columns import make_columns
 from polars_rankeval._spill import cleanup_on_sigterm
 from polars_rankeval.compare import CORRECTIONS, SYSTEM_SEPARATOR, TESTS, compare_per_query
 from polars_rankeval.conventions import CONVENTIONS
-from polars_rankeval.errors import EmptyEvaluationWarning, RankEvalError
+from polars_rankeval.errors import EmptyEvaluationWarning, QueryCoverageWarning, RankEvalError
 from polars_rankeval.evaluate import evaluate, settings_for, summary
 from polars_rankeval.io import (
     _whitespace_fields,
@@ -1322,6 +1322,8 @@ def _warnings_as_lines() -> Iterator[None]:
     nothing to a shell user. Other packages' warnings keep that format.
     """
     with warnings.catch_warnings():
+        # shown once and the run goes on, even where warnings are errors (python -W error)
+        warnings.simplefilter("default", QueryCoverageWarning)
         shown = warnings.showwarning
 
         # warnings.showwarning's signature: six positional parameters
