@@ -41,7 +41,7 @@ def test_profile_script_prints_every_stage(tmp_path: Path) -> None:
 
 def test_tukey_bench_runs_every_test_on_a_tiny_table() -> None:
     script = ROOT / "benchmarks" / "tukey_bench.py"
-    command = [sys.executable, str(script), "--systems", "3,4", "--queries", "6"]
+    command = [sys.executable, str(script), "--systems", "3", "--queries", "6"]
     done = subprocess.run(
         [*command, "--resamples", "50"], capture_output=True, text=True, check=False, timeout=300
     )
