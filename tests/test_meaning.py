@@ -8,7 +8,9 @@ values from the per-query frame worked out by hand (numpy, scipy), never from co
 
 from __future__ import annotations
 
+import io
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -225,3 +227,64 @@ def test_geometric_means_are_tested_on_the_log_scale() -> None:
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((interval.low, interval.high))
     gm = [float(np.exp(np.log(np.maximum(v, 1e-5)).mean())) for v in (x, y)]
     assert (row["baseline_mean"], row["system_mean"]) == pytest.approx(gm)
+
+
+def _trec_files(tmp_path: Path, n_runs: int = 5, n_topics: int = 25) -> tuple[list[Path], Path]:
+    """TREC-style runs (100 docs per topic, some tied scores) and graded qrels."""
+    rng = np.random.default_rng(2003)
+    qrels = tmp_path / "qrels.txt"
+    lines = []
+    for topic in range(301, 301 + n_topics):
+        for doc in range(150):
+            if rng.random() < 0.5:
+                label = int(rng.choice([0, 0, 0, 1, 2]))
+                lines.append(f"{topic} 0 D{doc:04d} {label}")
+    qrels.write_text("\n".join(lines) + "\n")
+    runs = []
+    for run in range(n_runs):
+        path = tmp_path / f"run{run:02d}.txt"
+        out = []
+        for topic in range(301, 301 + n_topics):
+            docs = rng.permutation(150)[:100]
+            scores = np.round(rng.random(100) * (3 + run), 1)  # rounding makes ties
+            for rank, (doc, score) in enumerate(zip(docs, scores, strict=True)):
+                out.append(f"{topic} Q0 D{doc:04d} {rank + 1} {score} r{run}")
+        path.write_text("\n".join(out) + "\n")
+        runs.append(path)
+    return runs, qrels
+
+
+def _report_cells(text: str) -> dict[tuple[str, str], float]:
+    lines = [line for line in text.splitlines() if line.startswith("| (")]
+    header = text.splitlines()[0].strip("| ").split(" | ")[1:]
+    cells = {}
+    for line in lines:
+        parts = [part.strip() for part in line.strip("|").split("|")]
+        system = parts[0].split(") ", 1)[1]
+        for metric, cell in zip(header, parts[1:], strict=True):
+            cells[(system, metric)] = float(cell.split("<sup>")[0].strip("*"))
+    return cells
+
+
+def test_every_number_shown_by_cli_compare_equals_evaluate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The trial's check on TREC Robust 2003 runs, on generated TREC files: the report's
+    # numbers (gm_map, frp, bpref, ...) are the ones `rank-eval RUN` prints for each run.
+    from polars_rankeval.cli import main
+
+    runs, qrels = _trec_files(tmp_path)
+    metrics = "gm_map,map,P_10,ndcg_cut_10,bpref,frp,gm_bpref"
+    code = main(["compare", *map(str, runs), "--qrels", str(qrels), "-m", metrics])
+    shown = capsys.readouterr().out
+    assert code == 0, shown
+    cells = _report_cells(shown)
+    for run in runs:
+        code = main([str(run), "--qrels", str(qrels), "-m", metrics, "--format", "csv"])
+        single = pl.read_csv(io.StringIO(capsys.readouterr().out))
+        assert code == 0
+        for metric in metrics.split(","):
+            assert cells[(run.stem, metric)] == pytest.approx(single[metric].item(), abs=5e-5)
+    bold_frp = [s for (s, m), v in cells.items() if m == "frp"]
+    best = min(cells[(s, "frp")] for s in bold_frp)
+    assert f"**{best:.4f}**" in shown  # lower is better: the smallest frp is bold
