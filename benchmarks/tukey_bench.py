@@ -4,7 +4,7 @@ Run: ``python benchmarks/tukey_bench.py [--systems 5,10,17,30] [--queries 100]
 [--resamples 10000] [--no-ranx]``.
 
 Every measurement runs in a fresh child process (``python tukey_bench.py --child ...``), which
-reports the wall time of the call alone and its own peak RSS (``resource.getrusage``), so one
+reports the wall time of the call alone and its own peak RSS (``VmHWM``, else ``getrusage``), so one
 run's memory does not hide another's. The per-query table is generated from a seed: topic
 difficulty plus a system effect plus noise, clipped to [0, 1] like a metric, the same table for
 every tool. Measured:
@@ -24,6 +24,7 @@ every tool. Measured:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import resource
 import subprocess
@@ -73,6 +74,15 @@ def ranx_runs(n_systems: int, n_queries: int, seed: int = 0) -> tuple[object, li
 
 
 def _peak_mb() -> float:
+    # VmHWM is this process image's own peak; ru_maxrss survives exec on Linux, so a child
+    # would report its parent's peak if the parent had been bigger.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     # ru_maxrss is in KiB on Linux (bytes on macOS).
     scale = 1.0 if sys.platform != "darwin" else 1.0 / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 1024
@@ -81,7 +91,6 @@ def _peak_mb() -> float:
 def child(mode: str, n_systems: int, n_queries: int, resamples: int) -> dict[str, object]:
     """Run one measurement in this process and describe it."""
     import polars_rankeval as rke
-    from polars_rankeval import compare as compare_module
     from polars_rankeval.compare import _stats
 
     table = per_query_table(n_systems, n_queries)
@@ -106,8 +115,11 @@ def child(mode: str, n_systems: int, n_queries: int, resamples: int) -> dict[str
     if mode == "tukey":
         out = rke.compare_per_query(table, by="system", test="tukey", n_resamples=resamples)
         smallest = float(out["p_value"].min())  # type: ignore[arg-type]
+        path = "compare_per_query"
     elif mode == "tukey_hsd":
-        wired = getattr(compare_module, "tukey_hsd_parametric_p", None)
+        # rke.compare is the function; the module is found by its name.
+        module = sys.modules["polars_rankeval.compare"]
+        wired = getattr(module, "tukey_hsd_parametric_p", None)
         if wired is _stats.tukey_hsd_parametric_p:
             out = rke.compare_per_query(table, by="system", test="tukey_hsd")
             smallest = float(out["p_value"].min())  # type: ignore[arg-type]
@@ -163,10 +175,8 @@ def main() -> None:
         return
     modes = ["tukey", "tukey_hsd"]
     if not args.no_ranx:
-        try:
-            import ranx  # noqa: F401
-        except ImportError:
-            print("ranx is not installed: its column is left out")
+        if importlib.util.find_spec("ranx") is None:
+            print("ranx is not installed: its rows are left out")
         else:
             modes += ["ranx", "ranx_compare"]
     print(f"{args.queries} queries, {args.resamples:,} resamples for the randomized test")
