@@ -23,6 +23,7 @@ from polars.testing import assert_frame_equal as _assert_frame_equal
 
 import polars_rankeval as rke
 from polars_rankeval import cli
+from polars_rankeval.cli import _evaluation as cli_evaluation
 from polars_rankeval.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,13 +248,13 @@ def test_column_names(capsys, small_log, tmp_path):
 
 def test_buckets_and_progress_reach_evaluate(capsys, monkeypatch, small_log, small_path):
     seen: list[dict[str, Any]] = []
-    real = cli.evaluate
+    real = cli_evaluation.evaluate
 
     def spy(*args: Any, **keywords: Any) -> Any:
         seen.append(keywords)
         return real(*args, **keywords)
 
-    monkeypatch.setattr(cli, "evaluate", spy)
+    monkeypatch.setattr(cli_evaluation, "evaluate", spy)
     got = compare_csv(
         capsys, small_path, "--by", "system", "-m", METRICS, "--buckets", "3", "--no-progress"
     )

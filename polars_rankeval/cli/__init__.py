@@ -1,0 +1,132 @@
+"""``rank-eval``: evaluate a long-format log (Parquet/CSV) or a TREC run from the shell.
+
+``rank-eval compare ...`` (the first argument is literally ``compare``) compares systems with
+paired significance tests instead: :func:`polars_rankeval.compare` and
+:func:`polars_rankeval.report.report` from the shell. A log file that is itself named
+``compare`` is evaluated with ``rank-eval ./compare``.
+
+Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
+naming the file or option at fault (never a traceback).
+
+Examples
+--------
+``rank-eval data/sample.parquet --by system``
+``rank-eval run.txt --qrels qrels.txt -m ndcg@10,map,p@5 --per-query --format trec``
+``rank-eval compare data/sample.parquet --by system --baseline bm25 -m ndcg@10,map``
+``rank-eval compare bm25.txt splade.txt --qrels qrels.txt --baseline bm25 --test randomization``
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_rankeval._spill import cleanup_on_sigterm
+from polars_rankeval.cli._args import _output_format, _parser, _split_by
+from polars_rankeval.cli._compare import _run_compare
+from polars_rankeval.cli._constants import (
+    _COLUMN_ROLES,
+    COMPARE_FORMATS,
+    COMPARE_METRICS,
+    COMPARE_SUFFIX_FORMATS,
+    DEFAULT_METRICS,
+    FORMATS,
+    SUFFIX_FORMATS,
+    SUMMARY_QUERY,
+    SYSTEM,
+    CompareFormat,
+    Format,
+    FormatT,
+)
+from polars_rankeval.cli._errors import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    CliError,
+    _one_line,
+    _warnings_as_lines,
+)
+from polars_rankeval.cli._evaluation import Result, _evaluate
+from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
+from polars_rankeval.cli._output import _render, _write
+from polars_rankeval.errors import RankEvalError
+
+__all__ = [
+    "COMPARE_FORMATS",
+    "COMPARE_METRICS",
+    "COMPARE_SUFFIX_FORMATS",
+    "DEFAULT_METRICS",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "FORMATS",
+    "SUFFIX_FORMATS",
+    "SUMMARY_QUERY",
+    "SYSTEM",
+    "CliError",
+    "CompareFormat",
+    "Format",
+    "FormatT",
+    "Result",
+    "main",
+]
+
+
+# main calls _run and _run_compare, and _run calls _evaluate, through this module's names:
+# tests replace them here (monkeypatch.setattr(polars_rankeval.cli, "_run", ...)).
+
+
+def _run(argv: Sequence[str] | None) -> None:
+    args = _parser().parse_args(argv)
+    fmt = _output_format(args)
+    by = _split_by(args.by)
+    _check_output(args.output, [args.path, args.qrels])
+    with _input_errors_named([args.path], [args.path, args.qrels] if args.qrels else []):
+        if args.qrels:
+            given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
+            if given:
+                msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
+                raise CliError(msg)
+            data = _read_trec(args.path, args.qrels)
+        else:
+            data = _scan(args.path)
+        # trec_eval's default measures are its official set: its layout from TREC files gets
+        # them.
+        args.default_metrics = "official" if fmt == "trec" and args.qrels else DEFAULT_METRICS
+        result = _evaluate(args, data, by)
+    _write(_render(result, fmt), args.output)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit status (0, or 2 on any mistake).
+
+    ``compare`` as the first argument runs ``rank-eval compare``; anything else evaluates.
+    Ctrl-C prints ``rank-eval: interrupted`` and returns 130; SIGTERM removes any spill and
+    ends the process by SIGTERM (exit status 143).
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with cleanup_on_sigterm(), _warnings_as_lines():
+            if arguments[:1] == ["compare"]:
+                _run_compare(arguments[1:])
+            else:
+                _run(arguments)
+    except SystemExit as done:  # --help
+        return done.code if isinstance(done.code, int) else 0
+    except KeyboardInterrupt:
+        print("rank-eval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (CliError, RankEvalError, pl.exceptions.PolarsError) as error:
+        message = str(error)
+    except OSError as error:
+        message = f"{error.filename}: {error.strerror}" if error.filename else str(error)
+    except MemoryError as error:
+        detail = f" ({error})" if str(error) else ""
+        message = (
+            f"out of memory{detail}: for a large log, bound the memory with --buckets N; "
+            "compare many systems with a test other than tukey"
+        )
+    else:
+        return 0
+    print(f"rank-eval: error: {_one_line(message)}", file=sys.stderr)
+    return EXIT_ERROR

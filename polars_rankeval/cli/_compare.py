@@ -1,0 +1,196 @@
+"""``rank-eval compare``: systems compared with paired significance tests.
+
+From a log holding every system (``--by``) or from TREC runs (``--qrels``); the systems and
+``--baseline`` are checked before anything is evaluated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_rankeval.cli._args import _compare_parser, _format_from, _split_by
+from polars_rankeval.cli._constants import (
+    _COLUMN_ROLES,
+    COMPARE_FORMATS,
+    COMPARE_METRICS,
+    COMPARE_SUFFIX_FORMATS,
+    SYSTEM,
+    CompareFormat,
+)
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.cli._evaluation import _limit_items, _metric_plan, _per_query
+from polars_rankeval.cli._inputs import (
+    _check_output,
+    _input_errors_named,
+    _read_trec_runs,
+    _scan,
+)
+from polars_rankeval.cli._output import _text_table, _write
+from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
+from polars_rankeval.report import Format as ReportFormat
+from polars_rankeval.report import report
+
+_REPORT_FORMATS: dict[str, ReportFormat] = {
+    "markdown": "markdown",
+    "latex": "latex",
+    "html": "html",
+}
+_TABLE_WIDTH_COMPARE = 1000  # one line per comparison: its column names are not wrapped
+
+
+def _need_scipy() -> None:
+    """Refuse before reading anything: the tests' distributions come from scipy."""
+    try:
+        importlib.import_module("scipy.stats")
+    except ImportError:
+        msg = (
+            "rank-eval compare needs scipy for the distributions of its tests: "
+            'pip install "polars-rankeval[stats]"'
+        )
+        raise CliError(msg) from None
+
+
+def _system_expr(by: list[str]) -> pl.Expr:
+    """A system's name as compare gives it: its --by values as text, joined by " / "."""
+    if len(by) == 1:
+        return pl.col(by[0]).cast(pl.String)
+    return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
+
+
+def _input_systems(data: pl.LazyFrame, by: list[str]) -> list[str] | None:
+    """The systems of the input, sorted; None when a --by column is missing (evaluate says so).
+
+    Read before evaluating, so a misspelled --baseline is refused at once, not after the
+    evaluation of a large log (only the --by columns are read).
+    """
+    schema = data.collect_schema()
+    if any(name not in schema for name in by):
+        return None
+    systems = data.select(_system_expr(by).alias("system")).unique().collect()["system"]
+    return sorted(systems.drop_nulls().to_list())
+
+
+def _check_systems(args: argparse.Namespace, systems: list[str], by: list[str]) -> None:
+    if len(systems) < 2:
+        found = f"one, {systems[0]!r}" if systems else "none"
+        if args.qrels:
+            hint = "give two or more run files"
+            if args.system_name != "tag":
+                hint += " (or a file whose lines carry several run tags, with --system-name tag)"
+            msg = f"compare needs at least two systems; the runs hold {found}: {hint}"
+        else:
+            msg = (
+                f"compare needs at least two systems; --by {','.join(by)} has {found} in "
+                f"{args.inputs[0]!r}"
+            )
+        raise CliError(msg)
+    if args.baseline is None or args.baseline in systems:
+        return
+    close = difflib.get_close_matches(args.baseline, systems, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    shown = ", ".join(repr(name) for name in systems[:10])
+    more = f" and {len(systems) - 10} more" if len(systems) > 10 else ""
+    joined = (
+        f" (a system of several --by columns is their values joined by {SYSTEM_SEPARATOR!r})"
+        if len(by) > 1
+        else ""
+    )
+    msg = (
+        f"--baseline {args.baseline!r} is not a system; the systems are {shown}{more}{joined}{hint}"
+    )
+    raise CliError(msg)
+
+
+def _compare_input(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
+    """The long table to evaluate and the columns naming its systems."""
+    by = _split_by(args.by)
+    if args.qrels:
+        given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
+        if given:
+            msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
+            raise CliError(msg)
+        if by and by != [SYSTEM]:
+            msg = (
+                f"--by {','.join(by)}: with --qrels the systems are the runs, in the column "
+                f"{SYSTEM!r} (leave --by out)"
+            )
+            raise CliError(msg)
+        return _read_trec_runs(args.inputs, args.qrels, args.system_name or "stem"), [SYSTEM]
+    if args.system_name is not None:
+        msg = "--system-name names TREC runs: it needs --qrels QRELS"
+        raise CliError(msg)
+    if len(args.inputs) > 1:
+        msg = (
+            f"{len(args.inputs)} inputs given: several inputs are TREC run files and need "
+            "--qrels QRELS; a log holding every system is one PATH (a file, a directory, or "
+            "a glob in quotes so the shell does not expand it)"
+        )
+        raise CliError(msg)
+    data = _scan(args.inputs[0])
+    if not by:
+        msg = (
+            "compare needs --by COLS, the column(s) whose values are the systems (e.g. --by system)"
+        )
+        raise CliError(msg)
+    return data, by
+
+
+def _render_compare(
+    comparison: pl.DataFrame, fmt: CompareFormat, digits: int
+) -> str | pl.DataFrame:
+    if fmt in _REPORT_FORMATS:
+        text = str(report(comparison, _REPORT_FORMATS[fmt], digits=digits))
+        return text if text.endswith("\n") else f"{text}\n"
+    if fmt == "csv":
+        return comparison.write_csv()
+    if fmt == "json":
+        return comparison.write_json() + "\n"
+    if fmt == "parquet":
+        return comparison
+    return _text_table(comparison, digits=digits, width=_TABLE_WIDTH_COMPARE)
+
+
+def _run_compare(argv: Sequence[str]) -> None:
+    # Intermixed: RUN1 --qrels QRELS RUN2 reads like RUN1 RUN2 --qrels QRELS.
+    args = _compare_parser().parse_intermixed_args(argv)
+    args.default_metrics = COMPARE_METRICS
+    fmt = _format_from(
+        args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "markdown"
+    )
+    _need_scipy()
+    _check_output(args.output, [*args.inputs, args.qrels])
+    with _input_errors_named(args.inputs, [*args.inputs, args.qrels] if args.qrels else []):
+        rendered = _compare(args, fmt)
+    _write(rendered, args.output)
+
+
+def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame:
+    data, by = _compare_input(args)
+    args.path = ", ".join(args.inputs)  # named when nothing is evaluated
+    systems = _input_systems(data, by)
+    if systems is not None:
+        _check_systems(args, systems, by)
+    specs, _ = _metric_plan(args)
+    per_query, names = _per_query(args, _limit_items(args, data, by), by, specs)
+    # What compare() does after evaluate(): every column besides the keys is a metric.
+    labels = [name for name in per_query.columns if name not in (*by, names["query"])]
+    comparison = compare_per_query(
+        per_query,
+        by=by,
+        query=names["query"],
+        metrics=labels,
+        baseline=args.baseline,
+        test=args.test,
+        correction=None if args.correction == "none" else args.correction,
+        correction_scope=args.correction_scope,
+        alpha=args.alpha,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        missing=args.missing,
+    )
+    return _render_compare(comparison, fmt, args.digits)

@@ -1,0 +1,263 @@
+"""Evaluating: the per-query and summary rows the command prints (:class:`Result`).
+
+The metrics to compute and their printed order, trec_eval's ``-M``/``-J``/``-N``, its runid and
+relstring, and nothing evaluated as an error saying why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, NoReturn
+
+import polars as pl
+
+from polars_rankeval._columns import make_columns
+from polars_rankeval.cli._constants import _COLUMN_ROLES
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.errors import EmptyEvaluationWarning
+from polars_rankeval.evaluate import evaluate, settings_for, summary
+from polars_rankeval.io import _whitespace_fields
+from polars_rankeval.metrics import Metric, utility
+from polars_rankeval.registry import (
+    parse_metrics,
+    resolve_metrics,
+    split_metric_list,
+    trec_measure_names,
+    trec_measure_of,
+)
+from polars_rankeval.validation import warn_if_empty
+
+_DIGITS = 9  # relstring: labels above 9 have no digit of their own
+
+
+@dataclass(frozen=True)
+class Result:
+    """What the command computed: per-query rows (if asked for) and the summary rows.
+
+    ``printed`` is the order of the ``trec`` lines: the metric labels, and with trec_eval's
+    measure names also ``runid`` and ``relstring``, which are not metrics (``runid`` names the
+    run, ``relstrings`` holds each query's string, keyed by its ``by`` values and query).
+    """
+
+    per_query: pl.DataFrame | None
+    summary: pl.DataFrame
+    metrics: list[tuple[str, Metric]]
+    by: list[str]
+    query: str
+    printed: list[str] = field(default_factory=list)
+    runid: str = ""
+    relstrings: dict[tuple[object, ...], str] = field(default_factory=dict)
+
+
+def _with_num_docs(spec: str, num_docs: int | None) -> str | Metric:
+    """trec_eval's ``-N``: the collection size reaches utility, its only user (4th coefficient)."""
+    if num_docs is None or trec_measure_of(spec) != "utility":
+        return spec
+    parameters = spec.partition("_")[2]
+    coefficients = [float(value) for value in parameters.split(",")] if parameters else []
+    options = dict(zip("abcd", coefficients, strict=False))
+    return replace(utility(**options, num_docs=num_docs), name=spec)
+
+
+def _metric_plan(args: argparse.Namespace) -> tuple[list[str | Metric], list[str]]:
+    """The metrics to evaluate, and the names in the order the trec lines print them.
+
+    Every ``-m`` a trec_eval measure, measure with parameters or set (``-m P.5,10``,
+    ``-m all_trec``): trec_eval's names in trec_eval's order, as it prints them whatever the
+    order of its ``-m`` options. Otherwise each ``-m`` is a list of our metric strings (where
+    one is a trec_eval form, its names), in the order given.
+    """
+    values: list[str] = args.metrics or [args.default_metrics]
+    printed = trec_measure_names(values)
+    if printed is None:
+        specs = []
+        for value in values:
+            named = trec_measure_names([value])
+            specs.extend(named if named is not None else split_metric_list(value))
+    else:
+        specs = printed
+    printed = specs  # a sweep (ndcg@5,10) is widened to its labels in _printed_labels
+    # runid and relstring are text, not metrics: the trec output prints them itself.
+    kept = [name for name in specs if trec_measure_of(name) not in ("runid", "relstring")]
+    return [_with_num_docs(name, args.num_docs) for name in kept], printed
+
+
+def _printed_labels(printed: list[str], resolved: list[tuple[str, Metric]]) -> list[str]:
+    """The trec lines' order: each name, a sweep (``ndcg@5,10``) widened to its labels."""
+    labels = iter(label for label, _ in resolved)
+    order: list[str] = []
+    for name in printed:
+        if trec_measure_of(name) in ("runid", "relstring"):
+            order.append(name)
+        else:  # resolved holds each name's labels in the same order
+            order.extend(next(labels) for _ in range(len(parse_metrics(name))))
+    return order
+
+
+def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Result:
+    specs, printed = _metric_plan(args)
+    data = _limit_items(args, data, by)
+    per_query, names = _per_query(args, data, by, specs)
+    # The same preset evaluate used, so each column gets its metric's summary rule.
+    preset, _ = settings_for(args.convention, {"ties": args.ties})
+    resolved = resolve_metrics(specs, preset)
+    means = summary(per_query.lazy(), resolved, by).collect()
+    printed = _printed_labels(printed, resolved)
+    relstring = next((name for name in printed if trec_measure_of(name) == "relstring"), None)
+    keys = [*by, names["query"]]
+    return Result(
+        per_query if args.per_query else None,
+        means,
+        resolved,
+        by,
+        names["query"],
+        printed,
+        _runid(args, per_query, names["query"]) if "runid" in printed else "",
+        _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
+    )
+
+
+def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    """trec_eval's ``-M k`` and ``-J``: what each query's ranking holds before evaluation.
+
+    ``-M``: the first k retrieved items in trec_eval's order (score descending, ties by item
+    id descending); a judged item past the cut stays as judged but not retrieved, so it still
+    counts toward R, as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
+    without a judgment or with a negative label (pooled but unjudged) are dropped, and the
+    rest keep their order, so they are ranked again without gaps.
+    """
+    if args.max_docs is None and not args.judged_only:
+        return data
+    query, item, score, relevance = (getattr(args, role) or role for role in _COLUMN_ROLES)
+    keys = [*by, query]
+    retrieved = pl.col(score).is_not_null()
+    if args.max_docs is not None:
+        cut = "__rke_cut"
+        data = (
+            data.sort(
+                [*keys, score, item],
+                descending=[*(False for _ in keys), True, True],
+                nulls_last=True,
+            )
+            .with_columns(
+                (retrieved & (pl.int_range(pl.len()).over(keys) >= args.max_docs)).alias(cut)
+            )
+            .filter(~pl.col(cut) | pl.col(relevance).is_not_null())
+            .with_columns(pl.when(pl.col(cut)).then(None).otherwise(pl.col(score)).alias(score))
+            .drop(cut)
+        )
+    if args.judged_only:
+        judged = pl.col(relevance).is_not_null() & (pl.col(relevance) >= 0)
+        data = data.filter(~retrieved | judged)
+    return data
+
+
+def _runid(args: argparse.Namespace, per_query: pl.DataFrame, query: str) -> str:
+    """trec_eval's runid: the run tag of the last evaluated query (the 6th field of a line)."""
+    if not args.qrels:
+        return Path(args.path).stem
+    fields = ["query", "_iter", "_item", "_rank", "_score", "tag"]
+    tags = _whitespace_fields(args.path, fields).select("query", "tag").collect()
+    by_query = dict(zip(tags["query"], tags["tag"], strict=True))
+    evaluated = [str(name) for name in per_query[query] if str(name) in by_query]
+    # With -c the last query may have no run lines; trec_eval then names the run's first.
+    tag = by_query[evaluated[-1]] if evaluated else tags["tag"][0]
+    return str(tag or "")
+
+
+def _relstrings(
+    data: pl.LazyFrame, name: str, names: dict[str, Any], keys: list[str]
+) -> dict[tuple[object, ...], str]:
+    """trec_eval's relstring per query: one character per retrieved item, in rank order.
+
+    The label's digit (``>`` above 9), ``-`` for an item not in the qrels, ``.`` for a pooled
+    but unjudged one (negative label); the first ``relstring_N`` items (10 by default).
+    """
+    length = int(name.rpartition("_")[2]) if name != "relstring" else 10
+    score, item, relevance = names["score"], names["item"], names["relevance"]
+    label = pl.col(relevance)
+    char = (
+        pl.when(label.is_null())
+        .then(pl.lit("-"))
+        .when(label < 0)
+        .then(pl.lit("."))
+        .when(label > _DIGITS)
+        .then(pl.lit(">"))
+        .otherwise(label.cast(pl.Int64).cast(pl.String))
+    )
+    strings = (
+        data.filter(pl.col(score).is_not_null())
+        .sort([*keys, score, item], descending=[*(False for _ in keys), True, True])
+        .group_by(keys, maintain_order=True)
+        .agg(char.head(length).str.join("").alias("__rke_relstring"))
+        .collect()
+    )
+    return {row[:-1]: row[-1] for row in strings.iter_rows()}
+
+
+def _per_query(
+    args: argparse.Namespace, data: pl.LazyFrame, by: list[str], metrics: list[str | Metric]
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """``evaluate(per_query=True)`` with the options of the command, and the column names.
+
+    Nothing evaluated is an error saying why (the reason of the ``EmptyEvaluationWarning``).
+    """
+    names: dict[str, Any] = {role: getattr(args, role) or role for role in _COLUMN_ROLES}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EmptyEvaluationWarning)
+        # Per query once; the summary is computed from it (no second pass over the log).
+        per_query = evaluate(
+            data,
+            metrics,
+            per_query=True,
+            by=by or None,
+            relevance_level=args.relevance_level,
+            ties=args.ties,
+            convention=args.convention,
+            missing_queries="zero" if args.complete else None,
+            duplicates=args.duplicates,
+            nan_scores=args.nan_scores,
+            n_buckets=args.buckets,
+            progress=False if args.no_progress else None,
+            spill_dir=args.spill_dir,
+            **names,
+        ).collect()
+    reasons = []
+    for warning in caught:
+        if issubclass(warning.category, EmptyEvaluationWarning):
+            reasons.append(str(warning.message))
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    if per_query.is_empty():
+        if not reasons:
+            # One unbounded pass (--buckets 1) returns the empty result without the warning;
+            # the library's own check still says why.
+            columns = make_columns(**names, by=by or None)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", EmptyEvaluationWarning)
+                warn_if_empty(per_query, data, columns)
+            reasons = [str(warning.message) for warning in caught]
+        _nothing_evaluated(args, reasons)
+    return per_query, names
+
+
+def _nothing_evaluated(args: argparse.Namespace, reasons: list[str]) -> NoReturn:
+    # The warning reads "no query was evaluated (why); the result is empty ...": keep the why.
+    reason = reasons[0].split("; the result is empty")[0] if reasons else "no query was evaluated"
+    if "the input has no rows" in reason:
+        msg = f"{args.path!r} is empty: it has no rows"
+    elif args.qrels and "'score' column is entirely null" in reason:
+        msg = (
+            f"{reason}: the run has no scores; were the run and the qrels given the other way "
+            "round?"
+        )
+    elif args.qrels:
+        msg = f"{reason}: do the run and the qrels use the same query ids?"
+    else:
+        msg = reason
+    raise CliError(msg)

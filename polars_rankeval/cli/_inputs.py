@@ -1,0 +1,300 @@
+"""Reading and checking the inputs: logs, TREC runs and qrels, and ``-o``.
+
+Logs are Parquet/CSV/TSV/NDJSON files, directories or globs; TREC runs and qrels are checked
+to be the right way round; ``-o`` naming an input is refused; Polars errors that name no file
+are given the input file behind them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import gzip
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from polars_rankeval.cli._constants import _COLUMN_ROLES, SYSTEM
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.io import (
+    _whitespace_fields,
+    join_run_qrels,
+    leading_lines,
+    read_trec_qrels,
+    read_trec_run,
+    trec_file_kind,
+)
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _is_glob(path: str) -> bool:
+    return bool(_GLOB_CHARS & set(path))
+
+
+def _check_exists(path: str, role: str) -> None:
+    """A missing file, or a directory or glob with nothing to read, is named before Polars."""
+    if _is_glob(path):
+        if not glob.glob(path, recursive=True):
+            msg = f"{role} {path!r} matches no file"
+            raise CliError(msg)
+        return
+    target = Path(path)
+    if not target.exists():
+        msg = f"{role} {path!r}: no such file or directory"
+        raise CliError(msg)
+    if target.is_dir() and not any(entry.is_file() for entry in target.rglob("*")):
+        msg = f"{role} directory {path!r} holds no files"
+        raise CliError(msg)
+
+
+def _input_files(path: str) -> list[Path]:
+    """The files an input stands for: itself, a glob's matches, a directory's members."""
+    matches = glob.glob(path, recursive=True) if _is_glob(path) else [path]
+    files: list[Path] = []
+    for match in matches:
+        target = Path(match)
+        if target.is_dir():
+            files.extend(sorted(entry for entry in target.rglob("*") if entry.is_file()))
+        elif target.is_file():
+            files.append(target)
+    return files
+
+
+def _check_output(output: str | None, inputs: Sequence[str | None]) -> None:
+    """Refuse ``-o`` naming an input (the run would replace the log it reads with its result).
+
+    Real paths are compared, and file identities where the output exists, so a symlink, a
+    hard link, ``./x`` or a glob match of the input is caught too.
+    """
+    if output is None:
+        return
+    target = Path(output)
+    real = os.path.realpath(target)
+    for given in inputs:
+        if given is None:
+            continue
+        for file in _input_files(given):
+            if os.path.realpath(file) == real or (
+                target.is_file() and os.path.samefile(file, target)
+            ):
+                which = repr(given) if str(file) == given else f"{str(file)!r} (of input {given!r})"
+                msg = (
+                    f"-o {output!r} is the input {which}: it would be overwritten by the result; "
+                    "write the result to another file"
+                )
+                raise CliError(msg)
+
+
+def _bad_parquet(inputs: Sequence[str]) -> CliError | None:
+    """The first file of the inputs whose Parquet footer cannot be read, as an error naming it.
+
+    Polars' "File out of specification" names no file; only on that error are the files read
+    again, footer only, one by one (the normal path pays nothing).
+    """
+    for given in inputs:
+        for file in _input_files(given):
+            if file.name.startswith((".", "_")):  # hidden or _SUCCESS: Polars skips them
+                continue
+            try:
+                pl.read_parquet_schema(file)
+            except (pl.exceptions.PolarsError, OSError) as error:
+                reason = str(error).split("\n")[0].removeprefix("parquet: ")
+                reason = reason.removeprefix("File out of specification: ")
+                reason = re.sub(r",? got .* instead$", "", reason)  # raw bytes, unreadable
+                where = "" if str(file) == given else f" (in input {given!r})"
+                msg = (
+                    f"{str(file)!r}{where} is not a readable Parquet file ({reason}): it is "
+                    "truncated, corrupt or not Parquet; replace or remove it, or leave it out "
+                    "of the input (a glob such as 'dir/**/*.parquet')"
+                )
+                return CliError(msg)
+    return None
+
+
+def _bad_utf8(paths: Sequence[str]) -> CliError | None:
+    """The first line of the TREC files that is not UTF-8, as an error naming file and line."""
+    for path in paths:
+        opener = gzip.open if path.endswith(".gz") else open
+        try:
+            with opener(path, "rb") as file:
+                for number, line in enumerate(file, start=1):
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError as error:
+                        msg = (
+                            f"{path!r} line {number} is not UTF-8 text ({error.reason} at "
+                            f"byte {error.start}): convert the file to UTF-8 "
+                            "(e.g. iconv -f latin1 -t utf-8)"
+                        )
+                        return CliError(msg)
+        except OSError:
+            continue
+    return None
+
+
+@contextlib.contextmanager
+def _input_errors_named(inputs: Sequence[str], trec_files: Sequence[str]) -> Iterator[None]:
+    """Name the input file behind Polars errors that name none (corrupt Parquet, bad UTF-8)."""
+    try:
+        yield
+    except pl.exceptions.PolarsError as error:
+        text = str(error).lower()
+        named: CliError | None = None
+        if "parquet" in text and not trec_files:
+            named = _bad_parquet(inputs)
+        elif "utf-8" in text or "utf8" in text:
+            named = _bad_utf8(trec_files)
+        if named is None:
+            raise
+        raise named from error
+
+
+def _check_text_file(path: str, role: str) -> None:
+    if Path(path).is_dir():
+        msg = f"{role} {path!r} is a directory, not a file"
+        raise CliError(msg)
+    if not leading_lines(path, 1):
+        msg = f"{role} file {path!r} is empty"
+        raise CliError(msg)
+
+
+def _read_trec(run_path: str, qrels_path: str) -> pl.LazyFrame:
+    """The run and the judgments joined, after checking they are the right way round."""
+    _check_trec_files(run_path, qrels_path)
+    return join_run_qrels(read_trec_run(run_path), read_trec_qrels(qrels_path))
+
+
+def _check_trec_files(run_path: str, qrels_path: str) -> None:
+    """Both files exist, hold lines, and are a run and a qrels file in that order."""
+    _check_exists(run_path, "run")
+    _check_exists(qrels_path, "qrels")
+    _check_text_file(run_path, "run")
+    _check_text_file(qrels_path, "qrels")
+    run_kind, qrels_kind = trec_file_kind(run_path), trec_file_kind(qrels_path)
+    swapped = "were the run and the qrels given the other way round? (rank-eval RUN --qrels QRELS)"
+    if run_kind == "qrels":
+        msg = (
+            f"the run {run_path!r} has no scores (its lines have 4 fields, like a qrels file "
+            f"'qid iter docno rel'): {swapped}"
+        )
+        raise CliError(msg)
+    if qrels_kind == "run":
+        msg = (
+            f"the qrels {qrels_path!r} has lines like a run 'qid Q0 docno rank score tag', "
+            f"not 'qid iter docno rel': {swapped}"
+        )
+        raise CliError(msg)
+    if _is_parquet(run_path):
+        msg = (
+            f"the run {run_path!r} is a Parquet file; with --qrels, PATH must be a TREC run "
+            "file 'qid Q0 docno rank score tag' (a Parquet log needs no --qrels)"
+        )
+        raise CliError(msg)
+
+
+def _is_parquet(path: str) -> bool:
+    with Path(path).open("rb") as file:
+        return file.read(4) == b"PAR1"
+
+
+def _check_log_file(path: str, suffix: str) -> None:
+    """Refuse, with the reason, a single file that Polars would misread or fail on obscurely."""
+    if suffix in {".csv", ".tsv", ".ndjson", ".jsonl"}:
+        lines = leading_lines(path, 2)
+        if not lines:
+            msg = f"{path!r} is empty"
+            raise CliError(msg)
+        if len(lines) == 1 and suffix in {".csv", ".tsv"}:
+            # Polars would type the columns of a header-only file as strings.
+            msg = f"{path!r} is empty: it has a header line and no rows"
+            raise CliError(msg)
+        return
+    if Path(path).stat().st_size == 0:
+        msg = f"{path!r} is empty"
+        raise CliError(msg)
+    if _is_parquet(path):
+        return
+    kind = trec_file_kind(path)
+    if kind == "run":
+        msg = (
+            f"{path!r} looks like a TREC run file (qid Q0 docno rank score tag): "
+            "pass the judgments with --qrels QRELS"
+        )
+    elif kind == "qrels":
+        msg = (
+            f"{path!r} looks like a TREC qrels file (qid iter docno rel): evaluate a run "
+            f"against it with rank-eval RUN --qrels {path}"
+        )
+    else:
+        msg = (
+            f"{path!r} is not a Parquet file; CSV, TSV and NDJSON logs are read by their suffix "
+            "(.csv, .tsv, .ndjson, .jsonl), TREC runs with --qrels QRELS"
+        )
+    raise CliError(msg)
+
+
+def _scan(path: str) -> pl.LazyFrame:
+    _check_exists(path, "input")
+    suffix = Path(path.rstrip("*")).suffix.lower()
+    if Path(path).is_file():
+        _check_log_file(path, suffix)
+    if suffix in {".csv", ".tsv"}:
+        return pl.scan_csv(path, separator="\t" if suffix == ".tsv" else ",")
+    if suffix in {".ndjson", ".jsonl"}:
+        return pl.scan_ndjson(path)
+    # Parquet files, directories and globs. Polars reads hive partitions (model=bm25/) of a
+    # directory by default but not of a glob; the docs (guides/cli.md) promise both.
+    return pl.scan_parquet(path, hive_partitioning=True if _is_glob(path) else None)
+
+
+def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.LazyFrame:
+    """Each TREC run joined with the judgments, with a ``system`` column naming its run.
+
+    A run is named by its file stem, or with ``naming="tag"`` by the run tag of its lines (one
+    file may then hold several runs). Each run is joined with the qrels on its own, so a judged
+    item it did not retrieve is its row with a null score, as for one run.
+    """
+    for path in paths:
+        _check_trec_files(path, qrels_path)
+    runs: list[tuple[str, str, pl.LazyFrame]] = []  # (name, file, run)
+    if naming == "tag":
+        for path in paths:
+            fields = ["query", "_iter", "item", "_rank", "score", "tag"]
+            lines = _whitespace_fields(path, fields)
+            run = lines.select("query", "item", pl.col("score").cast(pl.Float64), "tag")
+            tags = run.select(pl.col("tag").unique(maintain_order=True)).collect()["tag"]
+            if tags.null_count():
+                msg = (
+                    f"the run {path!r} has lines without a run tag (the 6th field of "
+                    "'qid Q0 docno rank score tag'): name the runs by their files instead "
+                    "(--system-name stem)"
+                )
+                raise CliError(msg)
+            runs.extend((tag, path, run.filter(pl.col("tag") == tag).drop("tag")) for tag in tags)
+    else:
+        runs = [(Path(path).stem, path, read_trec_run(path)) for path in paths]
+    files: dict[str, str] = {}
+    for name, path, _ in runs:
+        if name in files and naming == "tag":
+            msg = (
+                f"the run tag {name!r} is in both {files[name]!r} and {path!r}: give each run "
+                "its own tag, or name the runs by their files (--system-name stem)"
+            )
+            raise CliError(msg)
+        if name in files:
+            msg = (
+                f"two runs are named {name!r} (a run is named by its file stem): "
+                f"{files[name]!r} and {path!r}; rename one, or name the runs by the run tag "
+                "of their lines (--system-name tag)"
+            )
+            raise CliError(msg)
+        files[name] = path
+    qrels = read_trec_qrels(qrels_path)
+    joined = [
+        join_run_qrels(run, qrels).with_columns(pl.lit(name).alias(SYSTEM)) for name, _, run in runs
+    ]
+    return pl.concat(joined, how="vertical").select(SYSTEM, *_COLUMN_ROLES)

@@ -1,0 +1,155 @@
+"""Writing the output: table, csv, json, parquet, and trec_eval's layout.
+
+The ``trec`` layout refuses names that would break its lines; the result goes to stdout or
+to the ``-o`` file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from polars_rankeval.cli._constants import SUMMARY_QUERY, Format
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.cli._evaluation import Result
+from polars_rankeval.registry import TREC_QUERY_ONLY, TREC_SUMMARY_ONLY, trec_measure_of
+
+_TREC_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f"
+
+
+def _table(result: Result) -> pl.DataFrame:
+    """Summary rows only, or the per-query rows followed by the summary rows (query "all")."""
+    if result.per_query is None:
+        return result.summary
+    per_query = result.per_query
+    summary = result.summary.with_columns(pl.lit(SUMMARY_QUERY).alias(result.query))
+    # The relaxed concat makes the query column a string, so it can hold "all" whatever the
+    # dtype of the ids (int, categorical, enum...), and lets a mean (float) sit under an int.
+    return pl.concat([per_query, summary.select(per_query.columns)], how="vertical_relaxed")
+
+
+def _trec_value(value: object, dtype: pl.DataType) -> str | None:
+    if value is None:
+        return None  # trec_eval prints no line for a measure it cannot compute
+    if dtype.is_integer():
+        return f"{value:d}"
+    return f"{value:.4f}"
+
+
+def _trec_lines(frame: pl.DataFrame, result: Result, *, means: bool) -> list[str]:
+    """trec_eval's lines ``measure<TAB>query<TAB>value`` for the rows of one run."""
+    metrics = dict(result.metrics)
+    lines = []
+    for row in frame.iter_rows(named=True):
+        query = SUMMARY_QUERY if means else row[result.query]
+        for label in result.printed:
+            measure = trec_measure_of(label)
+            if measure == "runid":
+                if means and not result.by:  # with --by, _trec names the run
+                    lines.append(f"{'runid':<{_TREC_WIDTH}}\t{query}\t{result.runid}")
+                continue
+            if measure in TREC_QUERY_ONLY:  # relstring: text, per query only
+                if not means:
+                    key = (*(row[name] for name in result.by), row[result.query])
+                    lines.append(
+                        f"{label:<{_TREC_WIDTH}}\t{query}\t'{result.relstrings.get(key, '')}'"
+                    )
+                continue
+            if not means and {measure, metrics[label].name} & TREC_SUMMARY_ONLY:
+                continue  # trec_eval -q prints num_q, gm_map, gm_bpref only in the summary
+            value = _trec_value(row[label], frame.schema[label])
+            if value is not None:
+                lines.append(f"{label:<{_TREC_WIDTH}}\t{query}\t{value}")
+    return lines
+
+
+# Whitespace splits trec_eval's fields and a line break starts a new line: a name holding one
+# would forge lines of the output (a system named "bm25\nmap  all  0.99").
+_TREC_UNSAFE = r"[\s\p{Cc}]"
+
+
+def _check_trec_fields(result: Result) -> None:
+    """Refuse a --by value, query id or run name that would break the trec layout."""
+    checks: list[tuple[str, pl.Series]] = [
+        (f"--by value (column {name!r})", result.summary[name]) for name in result.by
+    ]
+    if result.per_query is not None:
+        checks.append(("query id", result.per_query[result.query]))
+    checks.append(("run name", pl.Series([result.runid])))
+    for what, values in checks:
+        text = values.cast(pl.String)
+        bad = text.filter(text.str.contains(_TREC_UNSAFE))
+        if len(bad):
+            msg = (
+                f"--format trec: the {what} {bad[0]!r} holds whitespace or a control character, "
+                "which would break the 'measure<TAB>query<TAB>value' lines; rename it, or use "
+                "--format csv or json"
+            )
+            raise CliError(msg)
+
+
+def _trec(result: Result) -> str:
+    """trec_eval's layout; with ``--by``, one block per run, its summary led by a runid line."""
+    _check_trec_fields(result)
+    by = result.by
+    blocks: list[tuple[tuple[object, ...], pl.DataFrame, pl.DataFrame | None]]
+    if not by:
+        blocks = [((), result.summary, result.per_query)]
+    else:
+        per_query = (
+            result.per_query.partition_by(by, as_dict=True) if result.per_query is not None else {}
+        )
+        blocks = [
+            (key, means, per_query.get(key))
+            for key, means in result.summary.partition_by(
+                by, maintain_order=True, as_dict=True
+            ).items()
+        ]
+    lines: list[str] = []
+    for key, means, queries in blocks:
+        # key holds the by values of this block (empty without --by)
+        if queries is not None:
+            lines.extend(_trec_lines(queries, result, means=False))
+        if by:
+            runid = "/".join(f"{name}={value}" for name, value in zip(by, key, strict=True))
+            lines.append(f"{'runid':<{_TREC_WIDTH}}\t{SUMMARY_QUERY}\t{runid}")
+        lines.extend(_trec_lines(means, result, means=True))
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _render(result: Result, fmt: Format) -> str | pl.DataFrame:
+    if fmt == "trec":
+        return _trec(result)
+    table = _table(result)
+    if fmt == "csv":
+        return table.write_csv()
+    if fmt == "json":
+        return table.write_json() + "\n"
+    if fmt == "parquet":
+        return table
+    return _text_table(table)
+
+
+def _text_table(table: pl.DataFrame, *, digits: int = 4, width: int = 200) -> str:
+    """Polars' table: every row and column, ``digits`` decimals, no shape or dtype lines."""
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        float_precision=digits,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=width,
+    ):
+        return f"{table}\n"
+
+
+def _write(rendered: str | pl.DataFrame, output: str | None) -> None:
+    if output is None:
+        # _output_format refused parquet without -o, so this is text.
+        sys.stdout.write(str(rendered))
+    elif isinstance(rendered, pl.DataFrame):
+        rendered.write_parquet(output)
+    else:
+        Path(output).write_text(rendered, encoding="utf-8")
