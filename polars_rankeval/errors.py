@@ -69,3 +69,16 @@ class ResourceError(RankEvalError, OSError):
 
     The message names the file or folder and says what to do.
     """
+
+
+class TrecFormatError(ColumnValueError):
+    """A line of a TREC run or qrels file is malformed (field count, a field's type, encoding).
+
+    The message starts with ``file:line:`` (the 1-based line of the first bad line); the
+    attributes ``path`` and ``line`` hold them (``line`` is None for an empty file).
+    """
+
+    def __init__(self, message: str = "", *, path: str = "", line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import errno
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._columns import as_polars, check_schema, make_columns
+from polars_rankeval.errors import (
+    ColumnTypeError,
+    InvalidOptionError,
+    QueryCoverageWarning,
+    ResourceError,
+    TrecFormatError,
+)
 
 TrecKind = Literal["run", "qrels", "empty", "other"]
 
@@ -75,7 +86,10 @@ def trec_file_kind(path: str | Path) -> TrecKind:
 
 
 def _whitespace_fields(path: str | Path, names: list[str]) -> pl.LazyFrame:
-    """Scan a whitespace-separated text file (TREC files mix tabs and runs of spaces)."""
+    """Scan a whitespace-separated text file (TREC files mix tabs and runs of spaces).
+
+    Unchecked: :func:`read_trec_run` and :func:`read_trec_qrels` check every line.
+    """
     lines = pl.scan_csv(
         path,
         has_header=False,
@@ -90,26 +104,293 @@ def _whitespace_fields(path: str | Path, names: list[str]) -> pl.LazyFrame:
     )
 
 
-def read_trec_run(path: str | Path) -> pl.LazyFrame:
-    """Scan a TREC run file ``qid Q0 docno rank score tag`` into ``(query, item, score)``.
+# What each TREC file's lines hold, for messages.
+_RUN_FIELDS = "query Q0 item rank score tag"
+_QRELS_FIELDS = "query iter item label"
+_LINE = "__rke_line"
+_FIELDS = "__rke_fields"
+# How many ids a coverage warning shows per side.
+_COVERAGE_EXAMPLES = 3
 
-    The rank column is ignored, as in trec_eval; columns after the tag are ignored too.
-    Scores are parsed as 64-bit floats (trec_eval 10).
+
+def _read_lines(path: str | Path) -> pl.DataFrame:
+    """Every line of a text file (gzip, CRLF and a UTF-8 BOM allowed) with its 1-based number.
+
+    Blank lines are kept (as null or whitespace), so the numbers are the file's own. A byte
+    sequence that is not UTF-8 is a :class:`TrecFormatError` naming the first line holding one.
     """
-    raw = _whitespace_fields(path, ["query", "_iter", "item", "_rank", "score"])
-    return raw.select("query", "item", pl.col("score").cast(pl.Float64))
+
+    def scan(encoding: Literal["utf8", "utf8-lossy"]) -> pl.DataFrame:
+        return (
+            pl.scan_csv(
+                path,
+                has_header=False,
+                separator="\x1f",  # a byte TREC files never hold: one column per line
+                quote_char=None,
+                new_columns=["line"],
+                schema_overrides={"line": pl.String},
+                encoding=encoding,
+            )
+            .with_row_index(_LINE, offset=1)
+            .collect()
+        )
+
+    shown = str(path)
+    local = "://" not in shown  # cloud paths are Polars' to open
+    if local and Path(path).is_dir():
+        msg = f"{shown}: is a directory, not a TREC file"
+        raise ResourceError(msg)
+    if local and not Path(path).exists():
+        # Polars would raise its own error at collect; this is the usual OSError, named.
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", shown)
+    try:
+        return scan("utf8")
+    except pl.exceptions.NoDataError:
+        return pl.DataFrame(schema={_LINE: pl.UInt32, "line": pl.String})
+    except pl.exceptions.ComputeError as error:
+        if "utf-8" not in str(error).lower() and "utf8" not in str(error).lower():
+            raise _unreadable(shown, error) from error
+        # Only on this error path: re-read with bad bytes replaced, to find the first such line.
+        lossy = scan("utf8-lossy")
+        first = lossy.filter(pl.col("line").str.contains("\ufffd", literal=True)).head(1)
+        line = int(first[_LINE].item()) if first.height else None
+        where = f"{shown}:{line}" if line is not None else shown
+        msg = (
+            f"{where}: a byte sequence that is not UTF-8; TREC files are read as UTF-8 text "
+            "(re-encode the file, e.g. iconv -f latin1 -t utf-8)"
+        )
+        raise TrecFormatError(msg, path=shown, line=line) from error
+    except pl.exceptions.PolarsError as error:
+        raise _unreadable(shown, error) from error
+
+
+def _unreadable(shown: str, error: Exception) -> TrecFormatError:
+    first = str(error).split("\n", 1)[0]
+    if "new_columns" in first:  # the reader's one-column trick met its separator byte
+        first = "a line holds the byte 0x1F, which TREC text never holds"
+    msg = (
+        f"{shown}: cannot be read as a TREC text file ({first}); a TREC file holds "
+        "whitespace-separated fields, one record per line"
+    )
+    return TrecFormatError(msg, path=shown)
+
+
+def _fields(path: str | Path, role: str, layout: str) -> pl.DataFrame:
+    """The non-blank lines of a TREC file as ``(line number, list of fields)``.
+
+    An empty file (nothing but whitespace) is a :class:`TrecFormatError`.
+    """
+    lines = _read_lines(path)
+    fields = lines.select(
+        _LINE, pl.col("line").fill_null("").str.extract_all(r"\S+").alias(_FIELDS)
+    ).filter(pl.col(_FIELDS).list.len() > 0)
+    if fields.height == 0:
+        shown = str(path)
+        msg = f"{shown}: the {role} file is empty; each line of it must be '{layout}'"
+        raise TrecFormatError(msg, path=shown)
+    return fields
+
+
+def _first_bad(
+    fields: pl.DataFrame,
+    path: str | Path,
+    problems: list[tuple[pl.Expr, pl.Expr]],
+) -> None:
+    """Raise for the first line where one of ``problems`` (bad mask, message) holds.
+
+    The masks are evaluated over the whole file at once (no Python loop over lines); only the
+    first bad line's message is built, the problems being tried in order on that line.
+    """
+    masks = [mask.fill_null(value=True) for mask, _ in problems]
+    bad = fields.filter(pl.any_horizontal(masks)).head(1)
+    if bad.height == 0:
+        return
+    row = bad.select(
+        _LINE,
+        *(mask.alias(f"m{i}") for i, mask in enumerate(masks)),
+        *(text.alias(f"t{i}") for i, (_, text) in enumerate(problems)),
+    ).row(0, named=True)
+    line = int(row[_LINE])
+    shown = str(path)
+    failed = next(i for i in range(len(problems)) if row[f"m{i}"])
+    text = row[f"t{failed}"]
+    if line == 1 and failed > 0:  # a non-numeric value on line 1 is usually a header
+        text += " (a header line? TREC files have none)"
+    raise TrecFormatError(f"{shown}:{line}: {text}", path=shown, line=line)
+
+
+def _field(index: int) -> pl.Expr:
+    return pl.col(_FIELDS).list.get(index, null_on_oob=True)
+
+
+def _count_message(expected: str, layout: str) -> pl.Expr:
+    count = pl.col(_FIELDS).list.len().cast(pl.String)
+    return pl.concat_str(pl.lit(f"expected {expected} fields ({layout}), got "), count)
+
+
+def _value_message(name: str, index: int, what: str) -> pl.Expr:
+    return pl.concat_str(pl.lit(f"{name} '"), _field(index), pl.lit(f"' is not {what}"))
+
+
+def read_trec_run(path: str | Path, *, tag: bool = False) -> pl.LazyFrame:
+    """Read a TREC run file ``qid Q0 docno rank score tag`` into ``(query, item, score)``.
+
+    Every line is checked when this is called (one pass over the file, in Polars): it must
+    have at least the 6 fields trec_eval needs (fields after the tag are ignored, as in
+    trec_eval) and a score that is a number. A line with 5 fields is refused too: it could
+    lack its tag or its ``Q0``, and reading the wrong field as the score would give wrong
+    numbers silently. The first bad line is a :class:`~polars_rankeval.errors.TrecFormatError`
+    naming the file and its 1-based line, e.g. ``run.txt:7: expected 6 fields (query Q0 item
+    rank score tag), got 3``; so are an empty file and bytes that are not UTF-8. Blank lines
+    are skipped; gzip files, CRLF line ends and a UTF-8 byte order mark are read as they are.
+
+    The rank field is not read (trec_eval ignores it too); ids stay strings; scores are
+    64-bit floats (trec_eval 10; ``nan`` parses, and ``evaluate`` refuses it by default).
+
+    Parameters
+    ----------
+    path
+        The run file (``.gz`` read transparently).
+    tag
+        Also return the run tag (6th field) as a ``tag`` column, e.g. to tell several runs of
+        one file apart with ``join_run_qrels(..., by="tag")``.
+
+    Returns
+    -------
+    LazyFrame
+        ``query``, ``item``, ``score`` (and ``tag``); the file's rows are held in memory.
+    """
+    fields = _fields(path, "run", _RUN_FIELDS)
+    score = _field(4).cast(pl.Float64, strict=False)
+    _first_bad(
+        fields,
+        path,
+        [
+            (pl.col(_FIELDS).list.len() < 6, _count_message("6", _RUN_FIELDS)),
+            (score.is_null(), _value_message("score", 4, "a number")),
+        ],
+    )
+    columns = [_field(0).alias("query"), _field(2).alias("item"), score.alias("score")]
+    if tag:
+        columns.append(_field(5).alias("tag"))
+    return fields.select(columns).lazy()
 
 
 def read_trec_qrels(path: str | Path) -> pl.LazyFrame:
-    """Scan a TREC qrels file ``qid iter docno rel`` into ``(query, item, relevance)``."""
-    raw = _whitespace_fields(path, ["query", "_iter", "item", "relevance"])
-    return raw.select("query", "item", pl.col("relevance").cast(pl.Int64))
+    """Read a TREC qrels file ``qid iter docno rel`` into ``(query, item, relevance)``.
+
+    Every line is checked when this is called: it must have exactly 4 fields (as trec_eval
+    requires) and an integer label (Int64). A fractional label such as ``1.5`` is refused:
+    trec_eval reads labels with C's ``atol`` and would silently take 1, which is rarely what
+    a file with fractions means. The first bad line is a
+    :class:`~polars_rankeval.errors.TrecFormatError` naming the file and its 1-based line,
+    e.g. ``qrels.txt:12: expected 4 fields (query iter item label), got 3``; so are an empty
+    file and bytes that are not UTF-8. Blank lines are skipped; gzip files, CRLF line ends and
+    a UTF-8 byte order mark are read as they are.
+
+    Returns
+    -------
+    LazyFrame
+        ``query``, ``item``, ``relevance`` (Int64); the file's rows are held in memory.
+    """
+    fields = _fields(path, "qrels", _QRELS_FIELDS)
+    label = _field(3).cast(pl.Int64, strict=False)
+    _first_bad(
+        fields,
+        path,
+        [
+            (pl.col(_FIELDS).list.len() != 4, _count_message("4", _QRELS_FIELDS)),
+            (
+                label.is_null(),
+                _value_message(
+                    "label", 3, "an integer (labels are whole numbers, as in trec_eval)"
+                ),
+            ),
+        ],
+    )
+    return fields.select(
+        _field(0).alias("query"), _field(2).alias("item"), label.alias("relevance")
+    ).lazy()
+
+
+def _key_dtypes(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, keys: list[str]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Make the join keys' dtypes equal where that is lossless, or raise naming both.
+
+    Categorical or Enum ids meet String ids as strings (the same ids); integer ids of two
+    widths meet as Int64. Anything else (e.g. Int64 query ids in the run, String in the
+    qrels) is a :class:`ColumnTypeError`: casting ``"0301"`` to 301 or 301 to ``"301"`` would
+    guess, and a wrong guess silently loses every judgment.
+    """
+    run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
+    textual = (pl.String, pl.Categorical, pl.Enum)
+    for key in keys:
+        left, right = run_schema[key], qrels_schema[key]
+        if left == right:
+            continue
+        if isinstance(left, textual) and isinstance(right, textual):
+            common: pl.DataType = pl.String()
+        elif left.is_integer() and right.is_integer() and pl.UInt64 not in (left, right):
+            common = pl.Int64()
+        else:
+            msg = (
+                f"column {key!r} has dtype {left} in the run but {right} in the qrels; the "
+                f"ids must have the same type to match. Cast one side, e.g. "
+                f"pl.col({key!r}).cast(pl.String) on both"
+            )
+            raise ColumnTypeError(msg)
+        run = run.with_columns(pl.col(key).cast(common))
+        qrels = qrels.with_columns(pl.col(key).cast(common))
+    return run, qrels
+
+
+def _shown_ids(ids: pl.Series) -> str:
+    shown = ", ".join(repr(value) for value in ids.head(_COVERAGE_EXAMPLES).to_list())
+    return f"e.g. {shown}" + (", ..." if ids.len() > _COVERAGE_EXAMPLES else "")
+
+
+def _warn_coverage(run: pl.LazyFrame, qrels: pl.LazyFrame, query: str) -> None:
+    """Warn once when some run queries have no judgments or some judged queries no run rows.
+
+    Only queries with both are evaluated (as trec_eval does); a partial match is usually ids
+    written differently on the two sides (``301`` vs ``q301``), so it is said, not silent.
+    """
+    run_ids, judged_ids = pl.collect_all(
+        [
+            run.select(pl.col(query).unique().sort()).drop_nulls(),
+            qrels.select(pl.col(query).unique().sort()).drop_nulls(),
+        ]
+    )
+    run_q, judged_q = run_ids[query], judged_ids[query]
+    unjudged = run_q.filter(~run_q.is_in(judged_q.implode()))
+    unretrieved = judged_q.filter(~judged_q.is_in(run_q.implode()))
+    if unjudged.len() == 0 and unretrieved.len() == 0:
+        return
+    parts = []
+    if unjudged.len():
+        parts.append(
+            f"{unjudged.len()} of {run_q.len()} run queries have no judgments "
+            f"({_shown_ids(unjudged)}) and are not evaluated"
+        )
+    if unretrieved.len():
+        parts.append(
+            f"{unretrieved.len()} of {judged_q.len()} judged queries have no run rows "
+            f"({_shown_ids(unretrieved)}) and are skipped (missing_queries='zero' scores them 0)"
+        )
+    msg = (
+        f"query ids of the run and the qrels differ in {query!r}: "
+        + "; ".join(parts)
+        + "; check that both use the same query ids"
+    )
+    warnings.warn(msg, QueryCoverageWarning, stacklevel=3)
 
 
 def join_run_qrels(
     run: pl.DataFrame | pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
     *,
+    by: str | Sequence[str] | None = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -118,7 +399,42 @@ def join_run_qrels(
     """Full outer join of a run ``(query, item, score)`` and judgments ``(query, item, relevance)``.
 
     Judged rows missing from the run get a null score (judged, not retrieved); retrieved rows
-    missing from the judgments get a null relevance (unjudged).
+    missing from the judgments get a null relevance (unjudged). Every column of the run is
+    kept (null on judged-but-unretrieved rows); of the qrels only ``relevance`` is added.
+
+    Parameters
+    ----------
+    run
+        The run(s): query, item, score and any other columns (pandas and Arrow tables too).
+    qrels
+        The judgments: query, item, relevance (other columns are dropped).
+    by
+        The run's system column(s) when it holds several runs (e.g. ``"system"``). The qrels
+        are shared: each system is joined with all of them, exactly as if each system were
+        joined on its own, so each system's judged-but-unretrieved rows carry its name.
+    query, item, score, relevance
+        Column names.
+
+    Returns
+    -------
+    LazyFrame
+        The run's columns, then ``relevance``.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A column is missing, or the query or item ids have different dtypes in the run and the
+        qrels. Categorical/Enum and String ids are matched as strings, integers of different
+        widths as Int64; other pairs (Int64 vs String) are refused, not cast.
+    InvalidOptionError
+        The run already has a relevance column.
+
+    Warns
+    -----
+    QueryCoverageWarning
+        Once, when some run queries have no judgments or some judged queries have no run rows,
+        with both counts and a few example ids; the queries that have both are evaluated.
+        Checking this reads the query ids of both inputs once, when this is called.
 
     Examples
     --------
@@ -136,14 +452,25 @@ def join_run_qrels(
     │ q     ┆ b    ┆ null  ┆ 2         │
     └───────┴──────┴───────┴───────────┘
     """
-    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=None)
+    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     run_lf, qrels_lf = as_polars(run, "run").lazy(), as_polars(qrels, "qrels").lazy()
-    check_schema(run_lf.collect_schema(), columns, need_relevance=False)
-    check_schema(qrels_lf.collect_schema(), columns, need_score=False)
-    return run_lf.select(query, item, score).join(
-        qrels_lf.select(query, item, relevance),
-        on=[query, item],
-        how="full",
-        coalesce=True,
-        nulls_equal=False,
-    )
+    run_schema = run_lf.collect_schema()
+    check_schema(run_schema, columns, need_relevance=False)
+    check_schema(qrels_lf.collect_schema(), replace(columns, by=()), need_score=False)
+    if relevance in run_schema:
+        msg = (
+            f"the run already has a column {relevance!r} (option relevance=); the judgments "
+            "come from the qrels: drop or rename it in the run"
+        )
+        raise InvalidOptionError(msg)
+    run_lf, qrels_lf = _key_dtypes(run_lf, qrels_lf, [query, item])
+    qrels_lf = qrels_lf.select(query, item, relevance)
+    _warn_coverage(run_lf, qrels_lf, query)
+    keys = [query, item]
+    if columns.by:
+        # Every system meets every judgment, as if each were joined on its own.
+        systems = run_lf.select(columns.by).unique()
+        qrels_lf = systems.join(qrels_lf, how="cross")
+        keys = [*columns.by, *keys]
+    joined = run_lf.join(qrels_lf, on=keys, how="full", coalesce=True, nulls_equal=False)
+    return joined.select(*run_schema.names(), relevance)

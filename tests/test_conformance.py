@@ -24,6 +24,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
+from polars_rankeval.errors import QueryCoverageWarning
 
 DATA = Path(__file__).parent / "data"
 EXPECTED_DIR = DATA / "expected_v10"
@@ -227,10 +228,18 @@ def _build_expectations() -> dict[str, Expectations]:
 EXPECTED = _build_expectations()
 
 
+# Runs whose query ids differ from their qrels' (trec_eval evaluates them all the same):
+# results.trunc lacks topic 302, the comment run has 301 topics of which 31 are judged.
+PARTIAL_COVERAGE = {"results.trunc", "results.comment.test"}
+
+
 def joined_frame(case: Case) -> pl.LazyFrame:
     run = rke.read_trec_run(DATA / case.run)
     qrels = rke.read_trec_qrels(DATA / case.qrels)
-    return rke.join_run_qrels(run, qrels)
+    if case.run not in PARTIAL_COVERAGE:
+        return rke.join_run_qrels(run, qrels)
+    with pytest.warns(QueryCoverageWarning, match="query ids of the run and the qrels differ"):
+        return rke.join_run_qrels(run, qrels)
 
 
 @functools.cache
