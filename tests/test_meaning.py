@@ -288,3 +288,13 @@ def test_every_number_shown_by_cli_compare_equals_evaluate(
     bold_frp = [s for (s, m), v in cells.items() if m == "frp"]
     best = min(cells[(s, "frp")] for s in bold_frp)
     assert f"**{best:.4f}**" in shown  # lower is better: the smallest frp is bold
+
+
+def test_cli_compare_refuses_a_count_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from polars_rankeval.cli import main
+
+    code = main(["compare", SAMPLE, "--by", "system", "-m", "map,num_rel_ret"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "'num_rel_ret' is a count" in err

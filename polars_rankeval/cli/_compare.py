@@ -32,6 +32,9 @@ from polars_rankeval.cli._inputs import (
 )
 from polars_rankeval.cli._output import _text_table, _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
+from polars_rankeval.compare._pairing import check_pairable
+from polars_rankeval.evaluate import settings_for
+from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
 from polars_rankeval.report import report
 
@@ -176,6 +179,10 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     if systems is not None:
         _check_systems(args, systems, by)
     specs, _ = _metric_plan(args)
+    # A count or direction-less metric is refused before the log is read.
+    preset, _ = settings_for(args.convention, {"ties": args.ties})
+    resolved = resolve_metrics(specs, preset)
+    check_pairable([label for label, _ in resolved], dict(resolved))
     per_query, names = _per_query(args, _limit_items(args, data, by), by, specs)
     # What compare() does after evaluate(): every column besides the keys is a metric.
     labels = [name for name in per_query.columns if name not in (*by, names["query"])]
