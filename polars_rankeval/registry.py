@@ -432,6 +432,15 @@ def _parse_cutoffs(text: str, spec: str) -> list[int]:
                 f"cutoff in metric {spec!r} must be positive integers, e.g. 'ndcg@10' or '@1,5,10'"
             )
             raise InvalidOptionError(msg)
+        digits = part.strip().lstrip("0")
+        if len(digits) > 19:
+            # Python refuses int() of a string over 4300 digits (a bare ValueError); any k
+            # over 19 digits is past 2^63-1, which the metric builders' check refuses.
+            msg = (
+                f"cutoff k in metric {spec!r} must be at most {2**63 - 1} (2^63-1, the Int64 "
+                f"maximum), got a {len(digits)}-digit number"
+            )
+            raise InvalidOptionError(msg)
         cutoffs.append(int(part))
     if len(set(cutoffs)) != len(cutoffs):
         msg = f"cutoffs repeat in metric {spec!r}"

@@ -1,4 +1,4 @@
-"""Bad-value checks that need the data: duplicates, null ids, NaN scores, empty results.
+"""Value checks that need the data: duplicates, null ids, NaN scores, bad labels, empty results.
 
 Schema checks (missing columns, dtypes) happen when the plan is built. These value checks run
 inside the plan, on the small per-query frame, so a LazyFrame stays lazy and the error surfaces
@@ -27,7 +27,11 @@ _N_ROWS = "__rke_n_rows"
 _N_ITEMS = "__rke_n_items"
 _N_NULL_ITEMS = "__rke_n_null_items"
 _N_NAN_SCORES = "__rke_n_nan_scores"
-_N_FRACTIONAL = "__rke_n_fractional_labels"
+_N_BAD_LABELS = "__rke_n_bad_labels"
+# Per row: why the label cannot be read as an Int64 (0: it can); see guard_labels.
+_LABEL_PROBLEM = "__rke_label_problem"
+_LABEL_PROBLEMS = {1: "with a fraction", 2: "NaN", 3: "±inf", 4: "outside the Int64 range"}
+_INT64_MAX = 2**63 - 1
 _ROW = "__rke_row"
 _EXAMPLES = 3
 _MAX_RUN_CANDIDATES = 5
@@ -37,12 +41,55 @@ INTERNAL = "__rke_"
 CheckedIn = Literal["frame", "agg"]
 
 
+def guard_labels(lf: pl.LazyFrame, columns: Columns) -> pl.LazyFrame:
+    """Flag the labels that cannot be read as Int64, and make them null so the plan runs on.
+
+    The ranking reads every label as Int64 with a strict cast, which would stop the plan with
+    Polars' own error on NaN, ±inf, or a float or UInt64 past 2^63-1. A bad label's row gets a
+    non-zero code in ``_LABEL_PROBLEM`` and a null label instead; the per-query count of the
+    codes (:func:`bookkeeping`) makes :func:`validity_mask` raise, so no value computed from the
+    nulled labels is ever returned. Whole-number checks ride along (a fraction casts silently).
+    """
+    dtype = lf.collect_schema()[columns.relevance]
+    label = pl.col(columns.relevance)
+    if dtype.is_float():
+        problem = (
+            pl.when(label.is_nan())
+            .then(2)
+            .when(label.is_infinite())
+            .then(3)
+            .when(label != label.floor())
+            .then(1)
+            # 2^63 is exact as a float; every float below it (and >= -2^63) fits in Int64.
+            .when((label >= 2.0**63) | (label < -(2.0**63)))
+            .then(4)
+            .otherwise(0)
+        )
+    elif dtype.is_integer() and (dtype.is_unsigned_integer() or dtype == pl.Int128):
+        # UInt64 (and 128-bit ints) hold values past Int64; narrower ints always fit.
+        too_large = label > _INT64_MAX
+        if dtype.is_signed_integer():
+            too_large = too_large | (label < -_INT64_MAX - 1)
+        problem = pl.when(too_large).then(4).otherwise(0)
+    else:
+        # Nothing can be wrong; a constant keeps the count (and the plan) the same for all.
+        return lf.with_columns(pl.lit(0, dtype=pl.UInt8).alias(_LABEL_PROBLEM))
+    problem = problem.fill_null(0).cast(pl.UInt8)
+    return lf.with_columns(problem.alias(_LABEL_PROBLEM)).with_columns(
+        pl.when(pl.col(_LABEL_PROBLEM) == 0).then(label).alias(columns.relevance)
+    )
+
+
 def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicates) -> pl.LazyFrame:
     """Keep one row per ``(*by, query, item)`` when asked to (``"error"`` keeps them all).
 
     ``"first"``/``"last"``: the first/last occurrence in input order; ``"max_score"``: the row
     with the highest score (a null score loses; equal scores keep the first occurrence).
+
+    The labels are guarded first (:func:`guard_labels`): this is the step every evaluation
+    runs on its input (and on the ``source`` its errors describe) before the rows are ranked.
     """
+    lf = guard_labels(lf, columns)
     if duplicates == "error":
         return lf
     key = [*columns.partition, columns.item]
@@ -62,17 +109,20 @@ def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicate
 
 
 def bookkeeping(columns: Columns, nan_scores: NanScores, float_labels: bool) -> dict[str, pl.Expr]:
-    """Per-query counts the value checks need (plain aggregations: they stream)."""
+    """Per-query counts the value checks need (plain aggregations: they stream).
+
+    ``float_labels`` is not needed any more: labels of every dtype are counted from the codes
+    :func:`guard_labels` wrote (a UInt64 label can be bad too).
+    """
+    del float_labels
     counts = {
         _N_ROWS: pl.len(),
         _N_ITEMS: pl.col(columns.item).n_unique(),
         _N_NULL_ITEMS: pl.col(columns.item).null_count(),
+        _N_BAD_LABELS: (pl.col(_LABEL_PROBLEM) > 0).sum(),
     }
     if nan_scores == "error":
         counts[_N_NAN_SCORES] = pl.col(columns.score).cast(pl.Float64).is_nan().sum()
-    if float_labels:
-        label = pl.col(columns.relevance)
-        counts[_N_FRACTIONAL] = (label.is_nan() | (label != label.floor())).fill_null(False).sum()
     return counts
 
 
@@ -173,7 +223,6 @@ def _diagnose(
     """
     query, item = pl.col(columns.query), pl.col(columns.item)
     score = pl.col(columns.score).cast(pl.Float64)
-    label = pl.col(columns.relevance)
     null_queries = source.select(query.is_null().sum()).collect().item()
     if null_queries:
         msg = f"{null_queries} row(s) have a null {columns.query!r} (query id); every row needs one"
@@ -220,15 +269,21 @@ def _diagnose(
                 "every other score, or fill or drop them."
             ),
         )
-    if float_labels:
+    del float_labels  # every label dtype is checked (see bookkeeping)
+    problem = pl.col(_LABEL_PROBLEM)
+    kinds = source.group_by(problem).len().filter(problem > 0).sort(problem).collect()
+    if kinds.height:
+        found = ", ".join(f"{n} {_LABEL_PROBLEMS[code]}" for code, n in kinds.iter_rows())
+        # pandas reads a gap as NaN; here an unjudged row is a null label.
+        hint = "; leave an unjudged row's label null, not NaN" if 2 in kinds[:, 0] else ""
         _raise_if_any(
             source,
             columns,
-            (label.is_nan() | (label != label.floor())).fill_null(value=False),
+            problem > 0,
             lambda rows, where_found: (
-                f"{rows} label(s) in {columns.relevance!r} (relevance) "
-                f"have a fraction or are NaN, in {where_found}; relevance labels must be whole "
-                "numbers (trec_eval reads them as integers)"
+                f"{rows} label(s) in {columns.relevance!r} (relevance) are not whole numbers "
+                f"that fit in Int64 ({found}), in {where_found}; relevance labels must be "
+                "whole numbers (trec_eval reads them as integers) from -2^63 to 2^63-1" + hint
             ),
         )
 
@@ -259,11 +314,9 @@ def validity_mask(
     It detects a problem in the batch it sees; the error itself comes from an exact pass over
     ``source`` (the whole input, before any bucketing), so its counts never depend on threads.
     """
-    fields = [*columns.partition, _N_ROWS, _N_ITEMS, _N_NULL_ITEMS]
+    fields = [*columns.partition, _N_ROWS, _N_ITEMS, _N_NULL_ITEMS, _N_BAD_LABELS]
     if nan_scores == "error":
         fields.append(_N_NAN_SCORES)
-    if float_labels:
-        fields.append(_N_FRACTIONAL)
 
     def check(packed: pl.Series) -> pl.Series:
         frame = packed.struct.unnest()
@@ -272,7 +325,7 @@ def validity_mask(
             or (frame[_N_NULL_ITEMS] > 0).any()
             or (frame[_N_ROWS] > frame[_N_ITEMS]).any()
             or (nan_scores == "error" and (frame[_N_NAN_SCORES] > 0).any())
-            or (float_labels and (frame[_N_FRACTIONAL] > 0).any())
+            or (frame[_N_BAD_LABELS] > 0).any()
         )
         if bad:
             _diagnose(source, columns, nan_scores, float_labels, where)

@@ -113,7 +113,7 @@ class Metric:
 
 
 def check_cutoff(k: object, metric: str, *, required: bool) -> int | None:
-    """Validate a rank cutoff: a positive int, or None where the metric allows it."""
+    """Validate a rank cutoff: a positive int up to 2^63-1, or None where allowed."""
     if k is None:
         if required:
             msg = f"metric {metric!r} needs a cutoff k, e.g. '{metric}@10' or {metric}(k=10)"
@@ -124,6 +124,15 @@ def check_cutoff(k: object, metric: str, *, required: bool) -> int | None:
         raise InvalidOptionError(msg)
     if k <= 0:
         msg = f"cutoff k for {metric!r} must be a positive int, got {k}"
+        raise InvalidOptionError(msg)
+    max_cutoff = 2**63 - 1
+    if k > max_cutoff:
+        # k becomes a Polars literal: past Int64 it turns UInt64 or Int128, and some metrics
+        # (p@k, f1@k) then silently give null or a wrong value; no list is that long anyway.
+        msg = (
+            f"cutoff k for {metric!r} must be at most {max_cutoff} (2^63-1, the Int64 "
+            f"maximum), got {k}"
+        )
         raise InvalidOptionError(msg)
     return k
 
