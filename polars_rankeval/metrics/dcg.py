@@ -10,7 +10,9 @@ Options:
 
 * ``gain``: ``"linear"``, ``"exp"`` (``2^label - 1``, ranx ``ndcg_burges``), ``"binary"`` (1 for
   relevant rows, ``label >= relevance_level``) or a mapping from label to gain, as trec_eval's
-  ``-m ndcg.1=3,2=9`` and ir_measures' ``nDCG(gains=...)``;
+  ``-m ndcg.1=3,2=9`` and ir_measures' ``nDCG(gains=...)``. With ``"exp"``, a query whose
+  DCG overflows Float64 (a label of 1024 or more, or a sum of gains near 2^1024) is a
+  ``ColumnValueError`` naming its largest label, never a NaN;
 * ``unmapped`` (with a mapping): a label not in the mapping keeps its own value as gain
   (``"label"``, default, trec_eval and ir_measures) or gets 0 (``"zero"``). Negative labels
   not in the mapping and null labels give 0 either way; a negative label in the mapping gets
@@ -34,8 +36,9 @@ import polars as pl
 
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.metrics._base import (
+    Lookup,
     Metric,
     Partials,
     at,
@@ -48,6 +51,8 @@ Gain = Literal["linear", "exp", "binary"] | Mapping[int, float]
 Discount = Literal["log", "jarvelin"]
 Ideal = Literal["judged", "retrieved"]
 Unmapped = Literal["label", "zero"]
+# 2.0 ** 1024 is inf in Float64: gain="exp" holds labels below this.
+_EXP_GAIN_LIMIT = 1024
 
 
 def _check_options(
@@ -205,6 +210,48 @@ class _DcgFamily:
         term = gain * _discount(ctx.rank, self.log_base, self.discount)
         return {self.key("dcg", k): term.filter(ctx.within(k)).sum()}
 
+    def overflow_partial(self, ctx: RankingContext) -> Partials:
+        """The query's largest label, for the overflow message of ``gain="exp"`` (else none)."""
+        return {self.key("max_label", None): ctx.label.max()} if self.gain == "exp" else {}
+
+    def refuse_overflow(self, value: pl.Expr, sums: list[pl.Expr], p: Lookup, name: str) -> pl.Expr:
+        """``value``, or a ColumnValueError where one of the DCG ``sums`` is not finite.
+
+        ``2^label`` is inf from label 1024 on (and a sum of large gains can reach inf too):
+        ndcg would be inf/inf = NaN and dcg inf. Only ``gain="exp"`` can get there; linear
+        gains of Int64 labels stay far below Float64's range. The check runs on the
+        one-row-per-query frame, so it costs one pass over the values.
+        """
+        if self.gain != "exp":
+            return value
+        finite = pl.all_horizontal(total.is_finite().fill_null(value=True) for total in sums)
+
+        def check(packed: pl.Series) -> pl.Series:
+            frame = packed.struct.unnest()
+            overflowed = frame.filter(~frame["finite"])
+            if overflowed.height:
+                label = overflowed["max_label"].max()
+                queries = f"{overflowed.height} quer{'y' if overflowed.height == 1 else 'ies'}"
+                what = (
+                    f"relevance label {label!r} overflows 2^label - 1 in Float64"
+                    if isinstance(label, int) and label >= _EXP_GAIN_LIMIT
+                    else f"the sum of gains 2^label - 1 (labels up to {label!r}) overflows Float64"
+                )
+                msg = (
+                    f"{name}: {what} ({queries}); gain=exp holds labels up to "
+                    f"{_EXP_GAIN_LIMIT - 1} and DCG sums below 2^1024: use gain=linear or a "
+                    "gain= mapping"
+                )
+                raise ColumnValueError(msg)
+            return frame["value"]
+
+        packed = pl.struct(
+            value.alias("value"),
+            finite.alias("finite"),
+            p(self.key("max_label", None)).alias("max_label"),
+        )
+        return packed.map_batches(check, return_dtype=pl.Float64, is_elementwise=True)
+
     def idcg_partial(self, ctx: RankingContext, k: int | None) -> Partials:
         ideal_rank = ctx.extra.get(self.key("ideal_rank", None), ctx.ideal_rank)
         gain = self._gain(ctx)
@@ -256,10 +303,15 @@ def dcg(
         gain_level=gain_level,
         unmapped=unmapped,
     )
+    name = family.key("dcg", k)
+
+    def value(p: Lookup) -> pl.Expr:
+        return family.refuse_overflow(p(name), [p(name)], p, name)
+
     return Metric(
-        family.key("dcg", k),
-        lambda ctx: family.dcg_partial(ctx, k),
-        lambda p: p(family.key("dcg", k)),
+        name,
+        lambda ctx: {**family.dcg_partial(ctx, k), **family.overflow_partial(ctx)},
+        value,
         rows=family.rows,
     )
 
@@ -288,9 +340,20 @@ def ndcg(
         gain_level=gain_level,
         unmapped=unmapped,
     )
+    name = family.key("ndcg", k)
+
+    def value(p: Lookup) -> pl.Expr:
+        dcg_sum, idcg_sum = p(family.key("dcg", k)), p(family.key("idcg", k))
+        ratio = _at_most_one(ratio_or_zero(dcg_sum, idcg_sum))
+        return family.refuse_overflow(ratio, [dcg_sum, idcg_sum], p, name)
+
     return Metric(
-        family.key("ndcg", k),
-        lambda ctx: {**family.dcg_partial(ctx, k), **family.idcg_partial(ctx, k)},
-        lambda p: _at_most_one(ratio_or_zero(p(family.key("dcg", k)), p(family.key("idcg", k)))),
+        name,
+        lambda ctx: {
+            **family.dcg_partial(ctx, k),
+            **family.idcg_partial(ctx, k),
+            **family.overflow_partial(ctx),
+        },
+        value,
         rows=family.rows,
     )

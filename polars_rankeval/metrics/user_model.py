@@ -5,7 +5,7 @@ is the probability that the row at rank ``i`` satisfies the user:
 
 * ``transform="exp"`` (default): ``R = (2^g − 1) / 2^max_grade`` with ``g`` the label clipped to
   ``[0, max_grade]`` (null and negative labels give 0). ``max_grade`` defaults to 4, the value
-  gdeval.pl and ir_measures use.
+  gdeval.pl and ir_measures use; it may be at most 1023, as ``2^1024`` overflows Float64.
 * ``transform="sigmoid"``: ``R = 1 / (1 + e^(−alpha·(g − beta)))`` (``alpha=1``, ``beta=0`` by
   default), applied to every retrieved row with null/negative labels read as 0.
 
@@ -39,6 +39,10 @@ from polars_rankeval.metrics._base import (
 )
 
 ErrTransform = Literal["exp", "sigmoid"]
+# 2.0 ** 1024 overflows Float64 (Python raises OverflowError), so max_grade stays below.
+_MAX_GRADE_LIMIT = 1023
+# Below log(5e-324), the smallest subnormal: exp of anything at or under it is 0.0 exactly.
+_LOG_ZERO = -746.0
 RbpGain = Literal["trec", "binary", "raw"]
 
 
@@ -66,6 +70,12 @@ def err(
     if isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1:
         msg = f"option max_grade= must be a positive int, got {max_grade!r}"
         raise InvalidOptionError(msg)
+    if max_grade > _MAX_GRADE_LIMIT:
+        msg = (
+            f"option max_grade= of 'err' must be at most {_MAX_GRADE_LIMIT} (2^max_grade "
+            f"overflows Float64 above it), got {max_grade}"
+        )
+        raise InvalidOptionError(msg)
     alpha, beta = _number("alpha", alpha), _number("beta", beta)
     shown: dict[str, object] = {}
     if transform != "exp":
@@ -87,7 +97,11 @@ def err(
     def rows(ctx: RankingContext) -> dict[str, pl.Expr]:
         no_closed_form(ctx, "err")
         stop = pl.when(ctx.retrieved).then(satisfaction(ctx))
-        log_continue = (1.0 - stop).log()
+        # R rounds to 1.0 for a large grade (exp with max_grade >= 54, sigmoid from about
+        # alpha·(g - beta) = 37): log(0) = -inf, and through - log_continue below would be
+        # -inf - -inf = NaN. A finite floor keeps the subtraction exact enough and still makes
+        # every later row's product exp(...) = 0, the user having stopped for certain.
+        log_continue = (1.0 - stop).log().clip(lower_bound=_LOG_ZERO)
         # Π_{i<r} (1 − R_i) as exp of an exclusive running sum of logs (R < 1 always).
         through = ctx.running_sum(log_continue)
         return {stop_key: stop, before_key: (through - log_continue).exp()}
