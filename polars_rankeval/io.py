@@ -367,6 +367,10 @@ def _warn_coverage(run: pl.LazyFrame, qrels: pl.LazyFrame, query: str) -> None:
     unretrieved = judged_q.filter(~judged_q.is_in(run_q.implode()))
     if unjudged.len() == 0 and unretrieved.len() == 0:
         return
+    if unjudged.len() == run_q.len():
+        # No query in common: evaluate says so itself (EmptyEvaluationWarning, or the
+        # command line's error); a second message would only repeat it.
+        return
     parts = []
     if unjudged.len():
         parts.append(
@@ -434,7 +438,8 @@ def join_run_qrels(
     QueryCoverageWarning
         Once, when some run queries have no judgments or some judged queries have no run rows,
         with both counts and a few example ids; the queries that have both are evaluated.
-        Checking this reads the query ids of both inputs once, when this is called.
+        Checking this reads the query ids of both inputs once, when this is called. When no
+        query is in common, ``evaluate`` says so instead (nothing can be evaluated).
 
     Examples
     --------

@@ -572,11 +572,11 @@ def test_missing_column_from_a_glob_without_hive(capsys, hive_logs):
 
 
 def test_polars_error_is_one_line(capsys, tmp_path):
-    # A run line whose score is not a number: Polars' cast error, with its plan, cut to a line.
+    # A run line whose score is not a number: the reader names the file, line and field.
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 d1 1 high tag\n")
     code, out, err = run_cli(capsys, run, "--qrels", DATA / "qrels.test")
-    assert_one_line_error(code, out, err, "conversion", "f64")
+    assert_one_line_error(code, out, err, "run.txt:1: score 'high' is not a number")
 
 
 def test_corrupt_parquet_is_one_line(capsys, tmp_path):
