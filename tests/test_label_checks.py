@@ -217,35 +217,38 @@ def test_cutoff_at_int64_max_computes():
     assert out[5] == pytest.approx(2 / k)
 
 
-def _spark_or_skip():
+@pytest.fixture
+def spark():
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
         pytest.skip("Spark needs a Java runtime: no `java` on the PATH")
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return (
+    # Another module's session in this worker is reused and left running; ours is stopped.
+    ours = SparkSession.getActiveSession() is None
+    session = (
         SparkSession.builder.master("local[1]")
         .appName("polars-rankeval-label-checks")
-        .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "1g")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         .getOrCreate()
     )
+    yield session
+    if ours:
+        session.stop()
 
 
 @pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
-def test_nan_label_through_spark_is_our_error():
-    spark = _spark_or_skip()
+def test_nan_label_through_spark_is_our_error(spark):
     from pyspark.errors import PythonException
 
     from polars_rankeval import spark as rke_spark
 
     df = frame(pl.Series([1.0, NAN, 0.0, 1.0]))
-    sdf = spark.createDataFrame(df.to_arrow())
-    result = rke_spark.evaluate(sdf, ["map"])
+    result = rke_spark.evaluate(spark.createDataFrame(df.to_arrow()), ["map"])
     # Spark wraps the worker's exception: its message ends with our exception's name and text.
     with pytest.raises(PythonException, match=r"ColumnValueError: 1 label\(s\) in 'relevance'"):
         result.collect()
