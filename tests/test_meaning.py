@@ -298,3 +298,8 @@ def test_cli_compare_refuses_a_count_in_one_line(capsys: pytest.CaptureFixture[s
     assert code == 2
     assert err.count("\n") == 1
     assert "'num_rel_ret' is a count" in err
+
+
+def test_a_huge_trec_style_cutoff_is_refused_by_name() -> None:
+    with pytest.raises(rke.InvalidOptionError, match=r"cutoff k for 'p' must be at most"):
+        rke.parse_metric("P_" + "9" * 5000)
