@@ -42,6 +42,7 @@ from polars_rankeval.validation import (
     Duplicates,
     NanScores,
     bookkeeping,
+    guard_labels,
     resolve_duplicates,
     validity_mask,
     warn_if_empty,
@@ -124,7 +125,13 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
 
 
 def _prepared(lf: pl.LazyFrame, columns: Columns, settings: Settings) -> pl.LazyFrame:
-    """The rows that are ranked: duplicates resolved, unretrieved rows dropped if asked."""
+    """The rows that are ranked: labels guarded, duplicates resolved, unretrieved rows dropped.
+
+    Every route (frames, passes, the expression path, Spark) prepares its input and the
+    ``source`` its errors describe here, so a label that is not a whole Int64 (NaN, ±inf, a
+    fraction, a UInt64 past 2^63-1) becomes a counted code before the strict cast in ranking.
+    """
+    lf = guard_labels(lf, columns)
     lf = resolve_duplicates(lf, columns, settings.duplicates)
     if settings.unretrieved == "drop":
         # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.

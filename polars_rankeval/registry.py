@@ -479,7 +479,7 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
         _FAMILIES
     ):
         # trec_eval spelling: P_5, ndcg_cut_10, map_cut_100, recall_5, success_1
-        name, cutoffs = trec["name"], _parse_cutoffs(trec["k"], trec["name"])
+        name, cutoffs = trec["name"], list(_parse_cutoffs(trec["k"], trec["name"]))
     canonical = _ALIASES.get(name, name)
     family = _FAMILIES.get(canonical)
     if family is None:

@@ -85,11 +85,7 @@ def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicate
 
     ``"first"``/``"last"``: the first/last occurrence in input order; ``"max_score"``: the row
     with the highest score (a null score loses; equal scores keep the first occurrence).
-
-    The labels are guarded first (:func:`guard_labels`): this is the step every evaluation
-    runs on its input (and on the ``source`` its errors describe) before the rows are ranked.
     """
-    lf = guard_labels(lf, columns)
     if duplicates == "error":
         return lf
     key = [*columns.partition, columns.item]
