@@ -154,7 +154,6 @@ def per_query_plan(
     per pass) and the expression namespace over the rows of its groups. ``source`` is the
     whole input, which error messages describe (``lf`` itself by default).
     """
-    float_labels = lf.collect_schema()[columns.relevance].is_float()
     lf = _prepared(lf, columns, settings)
     source = lf if source is None else _prepared(source, columns, settings)
     modes = [metric.ties or settings.ties for _, metric in resolved]
@@ -176,7 +175,7 @@ def per_query_plan(
     counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
-        **bookkeeping(columns, settings.nan_scores, float_labels),
+        **bookkeeping(columns, settings.nan_scores),
     }
     built = metric_plan(ranked, pending, list(counts.values()))
     pending = built.pending
@@ -186,7 +185,7 @@ def per_query_plan(
     evaluated = pl.col(_N_LABELLED) > 0
     if settings.missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    valid = validity_mask(columns, settings.nan_scores, float_labels, source, checked_in)
+    valid = validity_mask(columns, settings.nan_scores, source, checked_in)
     checked = grouped.filter(valid & evaluated)
 
     def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:

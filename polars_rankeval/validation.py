@@ -104,13 +104,12 @@ def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicate
     return lf.filter(keep).drop(_ROW)
 
 
-def bookkeeping(columns: Columns, nan_scores: NanScores, float_labels: bool) -> dict[str, pl.Expr]:
+def bookkeeping(columns: Columns, nan_scores: NanScores) -> dict[str, pl.Expr]:
     """Per-query counts the value checks need (plain aggregations: they stream).
 
-    ``float_labels`` is not needed any more: labels of every dtype are counted from the codes
-    :func:`guard_labels` wrote (a UInt64 label can be bad too).
+    Labels of every dtype are counted from the codes :func:`guard_labels` wrote (a UInt64
+    label can be bad too, not only a float one).
     """
-    del float_labels
     counts = {
         _N_ROWS: pl.len(),
         _N_ITEMS: pl.col(columns.item).n_unique(),
@@ -209,7 +208,6 @@ def _diagnose(
     source: pl.LazyFrame,
     columns: Columns,
     nan_scores: NanScores,
-    float_labels: bool,
     where: CheckedIn,
 ) -> None:
     """Raise the first bad-value error, with counts and examples computed over all the input.
@@ -265,7 +263,6 @@ def _diagnose(
                 "every other score, or fill or drop them."
             ),
         )
-    del float_labels  # every label dtype is checked (see bookkeeping)
     problem = pl.col(_LABEL_PROBLEM)
     kinds = source.group_by(problem).len().filter(problem > 0).sort(problem).collect()
     if kinds.height:
@@ -300,7 +297,6 @@ def _raise_if_any(
 def validity_mask(
     columns: Columns,
     nan_scores: NanScores,
-    float_labels: bool,
     source: pl.LazyFrame,
     where: CheckedIn = "frame",
 ) -> pl.Expr:
@@ -324,7 +320,7 @@ def validity_mask(
             or (frame[_N_BAD_LABELS] > 0).any()
         )
         if bad:
-            _diagnose(source, columns, nan_scores, float_labels, where)
+            _diagnose(source, columns, nan_scores, where)
             # Unreachable unless the exact pass disagrees with the batch; never pass silently.
             msg = "internal: a value check failed in a batch but not over the whole input"
             raise ColumnValueError(msg)
