@@ -15,6 +15,7 @@ ties for pytrec_eval (which reads scores as float32) and for the package (float6
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
+from polars_rankeval.errors import QueryCoverageWarning
 
 CUTOFFS = (1, 3, 5, 10)
 ALL_METRICS = ref.all_metrics(CUTOFFS)
@@ -323,7 +325,15 @@ def test_join_run_qrels_equals_long_table(log: Log) -> None:
     frame = log.frame()
     run = frame.filter(pl.col("score").is_not_null()).select("query", "item", "score")
     qrels = frame.filter(pl.col("relevance").is_not_null()).select("query", "item", "relevance")
-    joined = rke.join_run_qrels(run.lazy(), qrels)
+    # join_run_qrels warns when the query sets differ in part (not when they share none).
+    run_q, judged_q = set(run["query"].to_list()), set(qrels["query"].to_list())
+    partial = run_q != judged_q and bool(run_q & judged_q)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        joined = rke.join_run_qrels(run.lazy(), qrels)
+    coverage = [w for w in caught if issubclass(w.category, QueryCoverageWarning)]
+    assert len(coverage) == (1 if partial else 0)
+    assert len(caught) == len(coverage)
     for missing_queries in ("skip", "zero"):
         options = {"per_query": True, "missing_queries": missing_queries}
         assert_same(

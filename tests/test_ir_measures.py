@@ -25,6 +25,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
+from polars_rankeval.errors import QueryCoverageWarning
 
 
 def _trec(text: str, fields: list[str]) -> pl.DataFrame:
@@ -94,7 +95,9 @@ def test_judged_matches_ir_measures_test_judged():
 def test_providers_partial_and_empty_runs():
     # test_providers.py::test_empty: "qrels but partial run" and "qrels but no run"
     partial = "\n".join(line for line in RUN.strip().splitlines() if line.startswith("0 "))
-    log = _log(QRELS_JUDGED, partial)
+    # Query 1 is judged but not in the run: join_run_qrels says so.
+    with pytest.warns(QueryCoverageWarning, match="1 of 2 judged queries have no run rows"):
+        log = _log(QRELS_JUDGED, partial)
     metrics = ["P@5", "ERR@5", "Judged@5", "RR@5"]
     values = _per_query(log, metrics)
     assert values["0"] == pytest.approx(
@@ -104,7 +107,9 @@ def test_providers_partial_and_empty_runs():
     means = rke.evaluate(log, metrics[1:], convention="ir_measures")
     assert means.row(0) == pytest.approx((0.050875, 0.5, 0.25), abs=5e-6)
     # no run at all: the judged queries score 0
-    empty = _log(QRELS_JUDGED, "0 0 D9 1 0.1 run").filter(pl.col("relevance").is_not_null())
+    with pytest.warns(QueryCoverageWarning, match="1 of 2 judged queries have no run rows"):
+        joined = _log(QRELS_JUDGED, "0 0 D9 1 0.1 run")
+    empty = joined.filter(pl.col("relevance").is_not_null())
     assert _per_query(empty, metrics) == {q: dict.fromkeys(metrics, 0.0) for q in ("0", "1")}
     # ...which trec_eval's default skips
     assert rke.evaluate(empty, ["P@5"], per_query=True).height == 0
