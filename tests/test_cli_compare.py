@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -376,14 +377,17 @@ def reversed_run(tmp_path) -> Path:
 def trec_log(runs: dict[str, Path]) -> pl.DataFrame:
     """What the command should build: each run joined with the qrels, named, concatenated."""
     qrels = rke.read_trec_qrels(QRELS)
-    return pl.concat(
-        [
-            rke.join_run_qrels(rke.read_trec_run(path), qrels)
-            .with_columns(system=pl.lit(name))
-            .collect()
-            for name, path in runs.items()
-        ]
-    )
+    with warnings.catch_warnings():
+        # reversed_run leaves topic 303 out on purpose: its join warns (QueryCoverageWarning).
+        warnings.simplefilter("ignore", rke.errors.QueryCoverageWarning)
+        return pl.concat(
+            [
+                rke.join_run_qrels(rke.read_trec_run(path), qrels)
+                .with_columns(system=pl.lit(name))
+                .collect()
+                for name, path in runs.items()
+            ]
+        )
 
 
 #: trec_eval's map of results.test per topic (out.test.aq): 301, 302, 303, all.

@@ -366,7 +366,12 @@ TREC_CASES = {
 
 
 def trec_frame(qrels: str, run: str) -> pl.LazyFrame:
-    return rke.join_run_qrels(rke.read_trec_run(DATA / run), rke.read_trec_qrels(DATA / qrels))
+    run_lf, qrels_lf = rke.read_trec_run(DATA / run), rke.read_trec_qrels(DATA / qrels)
+    if run not in ("results.trunc", "results.comment.test"):
+        return rke.join_run_qrels(run_lf, qrels_lf)
+    # results.trunc lacks topic 302; the comment run has 301 topics, 31 of them judged.
+    with pytest.warns(rke.errors.QueryCoverageWarning):
+        return rke.join_run_qrels(run_lf, qrels_lf)
 
 
 @pytest.mark.parametrize("case", list(TREC_CASES))
