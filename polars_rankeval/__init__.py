@@ -16,7 +16,10 @@ from polars_rankeval.errors import (
     DuplicateItemError,
     EmptyEvaluationWarning,
     InvalidOptionError,
+    QueryCoverageWarning,
     RankEvalError,
+    ResourceError,
+    TrecFormatError,
     UnknownMetricError,
 )
 from polars_rankeval.evaluate import evaluate
@@ -36,8 +39,11 @@ __all__ = [
     "EmptyEvaluationWarning",
     "InvalidOptionError",
     "Metric",
+    "QueryCoverageWarning",
     "RankEvalError",
     "Report",
+    "ResourceError",
+    "TrecFormatError",
     "UnknownMetricError",
     "__version__",
     "compare",

@@ -60,7 +60,8 @@ class EmptyEvaluationWarning(UserWarning):
 class QueryCoverageWarning(UserWarning):
     """Some run queries have no judgments, or some judged queries have no run rows.
 
-    trec_eval 10 stops there; polars_rankeval evaluates the queries it has and says so.
+    Like trec_eval, polars_rankeval evaluates the queries it can (the others are skipped, or
+    scored 0 with ``missing_queries="zero"``); unlike it, it says so, with both counts.
     """
 
 

@@ -85,25 +85,6 @@ def trec_file_kind(path: str | Path) -> TrecKind:
     return trec_line_kind(lines[0]) if lines else "empty"
 
 
-def _whitespace_fields(path: str | Path, names: list[str]) -> pl.LazyFrame:
-    """Scan a whitespace-separated text file (TREC files mix tabs and runs of spaces).
-
-    Unchecked: :func:`read_trec_run` and :func:`read_trec_qrels` check every line.
-    """
-    lines = pl.scan_csv(
-        path,
-        has_header=False,
-        separator="\x1f",  # a byte TREC files never hold: one column per line
-        quote_char=None,
-        new_columns=["line"],
-        schema_overrides={"line": pl.String},
-    )
-    fields = pl.col("line").str.extract_all(r"\S+")
-    return lines.filter(fields.list.len() > 0).select(
-        fields.list.get(i, null_on_oob=True).alias(name) for i, name in enumerate(names)
-    )
-
-
 # What each TREC file's lines hold, for messages.
 _RUN_FIELDS = "query Q0 item rank score tag"
 _QRELS_FIELDS = "query iter item label"

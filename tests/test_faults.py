@@ -429,11 +429,6 @@ def test_package_warnings_are_one_line_and_the_run_goes_on(capsys, monkeypatch):
     assert "map" in out
 
 
-@pytest.mark.xfail(
-    "QueryCoverageWarning" not in Path(rke.io.__file__).read_text(),
-    reason="join_run_qrels does not warn yet (being added in io.py)",
-    strict=True,
-)
 def test_half_matching_query_ids_warn_with_both_counts(capsys, tmp_path):
     qrels = pl.read_csv(
         DATA / "qrels.test", separator=" ", has_header=False, new_columns=["q", "i", "d", "r"]

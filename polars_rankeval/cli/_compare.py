@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import warnings
 from collections.abc import Sequence
 
 import polars as pl
@@ -173,11 +174,17 @@ def _run_compare(argv: Sequence[str]) -> None:
 
 
 def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame:
-    data, by = _compare_input(args)
-    args.path = ", ".join(args.inputs)  # named when nothing is evaluated
-    systems = _input_systems(data, by)
-    if systems is not None:
-        _check_systems(args, systems, by)
+    # Warnings about the input (query coverage) wait until the options are checked, so an
+    # option error stays the one line the user reads.
+    with warnings.catch_warnings(record=True) as held:
+        warnings.simplefilter("always")
+        data, by = _compare_input(args)
+        args.path = ", ".join(args.inputs)  # named when nothing is evaluated
+        systems = _input_systems(data, by)
+        if systems is not None:
+            _check_systems(args, systems, by)
+    for found in held:
+        warnings.warn_explicit(found.message, found.category, found.filename, found.lineno)
     specs, _ = _metric_plan(args)
     # A count or direction-less metric is refused before the log is read.
     preset, _ = settings_for(args.convention, {"ties": args.ties})

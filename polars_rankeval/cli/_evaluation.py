@@ -19,7 +19,7 @@ from polars_rankeval.cli._constants import _COLUMN_ROLES
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.errors import EmptyEvaluationWarning
 from polars_rankeval.evaluate import evaluate, settings_for, summary
-from polars_rankeval.io import _whitespace_fields
+from polars_rankeval.io import read_trec_run
 from polars_rankeval.metrics import Metric, utility
 from polars_rankeval.registry import (
     parse_metrics,
@@ -159,8 +159,7 @@ def _runid(args: argparse.Namespace, per_query: pl.DataFrame, query: str) -> str
     """trec_eval's runid: the run tag of the last evaluated query (the 6th field of a line)."""
     if not args.qrels:
         return Path(args.path).stem
-    fields = ["query", "_iter", "_item", "_rank", "_score", "tag"]
-    tags = _whitespace_fields(args.path, fields).select("query", "tag").collect()
+    tags = read_trec_run(args.path, tag=True).select("query", "tag").collect()
     by_query = dict(zip(tags["query"], tags["tag"], strict=True))
     evaluated = [str(name) for name in per_query[query] if str(name) in by_query]
     # With -c the last query may have no run lines; trec_eval then names the run's first.

@@ -20,7 +20,6 @@ import polars as pl
 from polars_rankeval.cli._constants import _COLUMN_ROLES, SYSTEM
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.io import (
-    _whitespace_fields,
     join_run_qrels,
     leading_lines,
     read_trec_qrels,
@@ -252,28 +251,20 @@ def _scan(path: str) -> pl.LazyFrame:
 
 
 def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.LazyFrame:
-    """Each TREC run joined with the judgments, with a ``system`` column naming its run.
+    """The TREC runs joined with the judgments, with a ``system`` column naming each run.
 
     A run is named by its file stem, or with ``naming="tag"`` by the run tag of its lines (one
-    file may then hold several runs). Each run is joined with the qrels on its own, so a judged
-    item it did not retrieve is its row with a null score, as for one run.
+    file may then hold several runs). The runs are joined with the qrels in one call with
+    ``by=system``, so a judged item a run did not retrieve is its row with a null score, as for
+    one run, and a query-coverage warning is one line for all the runs.
     """
     for path in paths:
         _check_trec_files(path, qrels_path)
     runs: list[tuple[str, str, pl.LazyFrame]] = []  # (name, file, run)
     if naming == "tag":
         for path in paths:
-            fields = ["query", "_iter", "item", "_rank", "score", "tag"]
-            lines = _whitespace_fields(path, fields)
-            run = lines.select("query", "item", pl.col("score").cast(pl.Float64), "tag")
+            run = read_trec_run(path, tag=True)
             tags = run.select(pl.col("tag").unique(maintain_order=True)).collect()["tag"]
-            if tags.null_count():
-                msg = (
-                    f"the run {path!r} has lines without a run tag (the 6th field of "
-                    "'qid Q0 docno rank score tag'): name the runs by their files instead "
-                    "(--system-name stem)"
-                )
-                raise CliError(msg)
             runs.extend((tag, path, run.filter(pl.col("tag") == tag).drop("tag")) for tag in tags)
     else:
         runs = [(Path(path).stem, path, read_trec_run(path)) for path in paths]
@@ -293,8 +284,8 @@ def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.La
             )
             raise CliError(msg)
         files[name] = path
-    qrels = read_trec_qrels(qrels_path)
-    joined = [
-        join_run_qrels(run, qrels).with_columns(pl.lit(name).alias(SYSTEM)) for name, _, run in runs
-    ]
-    return pl.concat(joined, how="vertical").select(SYSTEM, *_COLUMN_ROLES)
+    named = pl.concat(
+        [run.with_columns(pl.lit(name).alias(SYSTEM)) for name, _, run in runs], how="vertical"
+    )
+    joined = join_run_qrels(named, read_trec_qrels(qrels_path), by=SYSTEM)
+    return joined.select(SYSTEM, *_COLUMN_ROLES)
