@@ -93,21 +93,21 @@ MUTANTS = [
         "polars_rankeval/plot.py",
         "pairs.filter(~both & (x.is_not_null() | y.is_not_null())).height",
         "pairs.filter(~both).height",
-        ("tests/test_plot.py",),
+        ("tests/test_plot.py", "polars_rankeval/plot"),
     ),
     Mutant(
         "M09",
         "polars_rankeval/plot.py",
         "if low >= 0.0 and high <= 1.0:",
         "if low >= 0.0 and high < 1.0:",
-        ("tests/test_plot.py",),
+        ("tests/test_plot.py", "polars_rankeval/plot"),
     ),
     Mutant(
         "M10",
         "polars_rankeval/plot.py",
         "TIE_TOLERANCE = 1e-12",
         "TIE_TOLERANCE = 0.0",
-        ("tests/test_plot.py",),
+        ("tests/test_plot.py", "polars_rankeval/plot"),
     ),
     Mutant(
         "M11",
@@ -170,14 +170,14 @@ MUTANTS = [
         "polars_rankeval/cli.py",
         ">= args.max_docs",
         "> args.max_docs",
-        ("tests/test_cli.py",),
+        ("tests/test_cli.py", "tests/test_trec_output.py"),
     ),
     Mutant(
         "M20",
         "polars_rankeval/cli.py",
         "(pl.col(relevance) >= 0)",
         "(pl.col(relevance) > 0)",
-        ("tests/test_cli.py",),
+        ("tests/test_cli.py", "tests/test_trec_output.py"),
     ),
 ]
 
@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(original, encoding="utf-8")
         outcome = "killed" if killed else "SURVIVED"
         seconds = time.perf_counter() - started
-        print(f"{mutant.key} {outcome:8} by {where:11} {seconds:6.1f} s  {mutant.path}")
+        shown = path.relative_to(ROOT)
+        print(f"{mutant.key} {outcome:8} by {where:11} {seconds:6.1f} s  {shown}")
         if not killed:
             survivors.append(mutant.key)
     if args.check:
