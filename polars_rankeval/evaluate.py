@@ -43,6 +43,7 @@ from polars_rankeval.validation import (
     NanScores,
     bookkeeping,
     guard_labels,
+    labels_guarded,
     resolve_duplicates,
     validity_mask,
     warn_if_empty,
@@ -175,7 +176,7 @@ def per_query_plan(
     counts = {
         _N_LABELLED: trec_ctx.has_label.sum(),
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
-        **bookkeeping(columns, settings.nan_scores),
+        **bookkeeping(columns, settings.nan_scores, labels_guarded(lf)),
     }
     built = metric_plan(ranked, pending, list(counts.values()))
     pending = built.pending

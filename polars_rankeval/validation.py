@@ -72,8 +72,8 @@ def guard_labels(lf: pl.LazyFrame, columns: Columns) -> pl.LazyFrame:
             too_large = too_large | (label < -_INT64_MAX - 1)
         problem = pl.when(too_large).then(4).otherwise(0)
     else:
-        # Nothing can be wrong; a constant keeps the count (and the plan) the same for all.
-        return lf.with_columns(pl.lit(0, dtype=pl.UInt8).alias(_LABEL_PROBLEM))
+        # Int8..Int64 (and Boolean) always fit: nothing to flag, nothing added to the rows.
+        return lf
     problem = problem.fill_null(0).cast(pl.UInt8)
     return lf.with_columns(problem.alias(_LABEL_PROBLEM)).with_columns(
         pl.when(pl.col(_LABEL_PROBLEM) == 0).then(label).alias(columns.relevance)
@@ -104,17 +104,22 @@ def resolve_duplicates(lf: pl.LazyFrame, columns: Columns, duplicates: Duplicate
     return lf.filter(keep).drop(_ROW)
 
 
-def bookkeeping(columns: Columns, nan_scores: NanScores) -> dict[str, pl.Expr]:
+def labels_guarded(lf: pl.LazyFrame) -> bool:
+    """Whether :func:`guard_labels` flagged this frame's labels (float or wide-int dtypes)."""
+    return _LABEL_PROBLEM in lf.collect_schema().names()
+
+
+def bookkeeping(columns: Columns, nan_scores: NanScores, guarded: bool) -> dict[str, pl.Expr]:
     """Per-query counts the value checks need (plain aggregations: they stream).
 
-    Labels of every dtype are counted from the codes :func:`guard_labels` wrote (a UInt64
-    label can be bad too, not only a float one).
+    Bad labels are counted from the codes :func:`guard_labels` wrote when it ``guarded`` the
+    labels (a float or UInt64 label can be bad; an Int64 one cannot, and costs nothing).
     """
     counts = {
         _N_ROWS: pl.len(),
         _N_ITEMS: pl.col(columns.item).n_unique(),
         _N_NULL_ITEMS: pl.col(columns.item).null_count(),
-        _N_BAD_LABELS: (pl.col(_LABEL_PROBLEM) > 0).sum(),
+        _N_BAD_LABELS: (pl.col(_LABEL_PROBLEM) > 0).sum() if guarded else pl.lit(0),
     }
     if nan_scores == "error":
         counts[_N_NAN_SCORES] = pl.col(columns.score).cast(pl.Float64).is_nan().sum()
@@ -264,7 +269,11 @@ def _diagnose(
             ),
         )
     problem = pl.col(_LABEL_PROBLEM)
-    kinds = source.group_by(problem).len().filter(problem > 0).sort(problem).collect()
+    kinds = (
+        source.group_by(problem).len().filter(problem > 0).sort(problem).collect()
+        if labels_guarded(source)
+        else pl.DataFrame()
+    )
     if kinds.height:
         found = ", ".join(f"{n} {_LABEL_PROBLEMS[code]}" for code, n in kinds.iter_rows())
         # pandas reads a gap as NaN; here an unjudged row is a null label.
