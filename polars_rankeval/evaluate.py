@@ -35,6 +35,7 @@ from polars_rankeval.conventions import (
     get_convention,
 )
 from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.meaning import summary_expr
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.validation import (
@@ -400,16 +401,8 @@ def _spilled_passes(
 
 
 def summary_of(label: str, metric: Metric) -> pl.Expr:
-    """The aggregation of one metric's per-query values: a mean, a sum or a NaN-free mean."""
-    values = pl.col(label)
-    if metric.summary == "sum":
-        return values.sum()
-    if metric.summary == "nanmean":
-        return values.filter(values.is_not_nan()).mean()
-    if metric.summary == "gm":
-        # trec_eval gm_map / gm_bpref: log of the value floored at MIN_GEO_MEAN, mean, exp.
-        return values.clip(lower_bound=0.00001).log().mean().exp()
-    return values.mean()
+    """The aggregation of one metric's per-query values by its summary rule."""
+    return summary_expr(pl.col(label), metric.summary)
 
 
 def summary(

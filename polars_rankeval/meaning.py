@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import polars as pl
 
 from polars_rankeval.errors import InvalidOptionError, RankEvalError
 from polars_rankeval.metrics._base import Direction, Level, Metric, Summary
+from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 
 Source = Literal["metric", "option", "assumed"]
 
-#: trec_eval's MIN_GEO_MEAN: a value is floored here before its log in a geometric mean.
-MIN_GEO_MEAN = 0.00001
 
 #: How users may declare the direction of other tools' columns.
 LowerIsBetter = Sequence[str] | Mapping[str, str] | None
@@ -174,25 +174,35 @@ def meanings(
     return found
 
 
+def summary_expr(values: pl.Expr, summary: Summary) -> pl.Expr:
+    """The aggregation of per-query values by a summary rule: the one rule every layer uses.
+
+    ``"mean"`` (nulls left out), ``"sum"``, ``"nanmean"`` (NaN left out too) or ``"gm"``
+    (trec_eval's ``gm_map``: the log of each value floored at MIN_GEO_MEAN, mean, exp).
+    """
+    if summary == "sum":
+        return values.sum()
+    if summary == "nanmean":
+        return values.filter(values.is_not_nan()).mean()
+    if summary == "gm":
+        return values.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
+    return values.mean()
+
+
 def summarise(values: np.ndarray, summary: Summary) -> float:
     """One system's summary of its per-query values, as :func:`evaluate` computes it.
 
     NaN marks a missing or undefined value and is left out (evaluate's per-query frame holds
-    null there, which its aggregations skip). NaN when no value is left.
+    null there, which its aggregations skip). NaN when no value is left (0 for a sum).
 
     Examples
     --------
     >>> summarise(np.array([0.5, 0.0, np.nan]), "gm")  # exp(mean(log(max(v, 1e-5))))
     0.0022360679774997894
     """
-    kept = values[~np.isnan(values)]
-    if kept.size == 0:
-        return 0.0 if summary == "sum" else math.nan
-    if summary == "sum":
-        return float(kept.sum())
-    if summary == "gm":
-        return float(np.exp(np.log(np.maximum(kept, MIN_GEO_MEAN)).mean()))
-    return float(kept.mean())
+    column = pl.Series("v", values, dtype=pl.Float64, nan_to_null=True).to_frame()
+    found = column.select(summary_expr(pl.col("v"), summary)).item()
+    return math.nan if found is None else float(found)
 
 
 def on_test_scale(values: np.ndarray, summary: Summary) -> np.ndarray:

@@ -28,6 +28,7 @@ from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError
 from polars_rankeval.evaluate import evaluate as _local_evaluate
 from polars_rankeval.evaluate import settings_for
 from polars_rankeval.metrics._base import Metric
+from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
@@ -36,8 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
 __all__ = ["evaluate", "join_run_qrels"]
 
 _INSTALL_HINT = 'pip install "polars-rankeval[spark]"'
-# trec_eval's MIN_GEO_MEAN, as summary_of's "gm" rule.
-_MIN_GEO_MEAN = 0.00001
 
 
 def _pyspark() -> Any:
@@ -149,7 +148,7 @@ def _summary_column(label: str, metric: Metric, functions: Any) -> Any:
     if metric.summary == "gm":
         # greatest() would turn a null into the floor: nulls stay null, as Polars' clip.
         floored = functions.when(
-            values.isNotNull(), functions.greatest(values, functions.lit(_MIN_GEO_MEAN))
+            values.isNotNull(), functions.greatest(values, functions.lit(MIN_GEO_MEAN))
         )
         return functions.exp(functions.avg(functions.log(floored)))
     return functions.avg(values)

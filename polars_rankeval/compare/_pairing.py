@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -43,6 +43,9 @@ class Table:
     metrics: list[str]
     meanings: dict[str, Meaning]
     systems: list[str]
+    # queries × systems per (metric, missing): pivoted once, read by the pairs, the Tukey
+    # matrix and the overall values alike
+    matrices: dict[tuple[str, str], pl.DataFrame] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,9 @@ def wide(table: Table, metric: str, missing: Missing) -> pl.DataFrame:
     With ``missing="zero"`` a query that a system has *no row* for scores 0 (trec_eval -c); a
     row whose value is undefined (null or NaN, e.g. ``frp`` without a relevant item) stays out.
     """
+    cached = table.matrices.get((metric, missing))
+    if cached is not None:
+        return cached
     named, systems = table.named, table.systems
     long = named.select("__system", "__query", metric, pl.lit(value=True).alias("__present"))
     if missing == "zero":
@@ -246,7 +252,9 @@ def wide(table: Table, metric: str, missing: Missing) -> pl.DataFrame:
             pivoted = pivoted.with_columns(pl.lit(None, dtype=pl.Float64).alias(system))
     # Sorted by query: the resampling draws meet the queries in an order that does not depend
     # on the input's row order (or on how Polars ordered a unique()).
-    return pivoted.select("__query", *systems).sort("__query")
+    matrix = pivoted.select("__query", *systems).sort("__query")
+    table.matrices[(metric, missing)] = matrix
+    return matrix
 
 
 def _column(matrix: pl.DataFrame, system: str) -> np.ndarray:
