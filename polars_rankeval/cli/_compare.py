@@ -33,7 +33,7 @@ from polars_rankeval.cli._inputs import (
 )
 from polars_rankeval.cli._output import _text_table, _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
-from polars_rankeval.compare._pairing import check_pairable
+from polars_rankeval.compare._pairing import check_pairable, system_names
 from polars_rankeval.evaluate import settings_for
 from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
@@ -59,13 +59,6 @@ def _need_scipy() -> None:
         raise CliError(msg) from None
 
 
-def _system_expr(by: list[str]) -> pl.Expr:
-    """A system's name as compare gives it: its --by values as text, joined by " / "."""
-    if len(by) == 1:
-        return pl.col(by[0]).cast(pl.String)
-    return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
-
-
 def _input_systems(data: pl.LazyFrame, by: list[str]) -> list[str] | None:
     """The systems of the input, sorted; None when a --by column is missing (evaluate says so).
 
@@ -75,7 +68,7 @@ def _input_systems(data: pl.LazyFrame, by: list[str]) -> list[str] | None:
     schema = data.collect_schema()
     if any(name not in schema for name in by):
         return None
-    systems = data.select(_system_expr(by).alias("system")).unique().collect()["system"]
+    systems = data.select(system_names(by).alias("system")).unique().collect()["system"]
     return sorted(systems.drop_nulls().to_list())
 
 

@@ -78,22 +78,28 @@ class Overall:
     queries: int
 
 
-def _system_names(by: list[str]) -> pl.Expr:
+def system_names(by: Sequence[str]) -> pl.Expr:
+    """A system's name: its ``by`` value as text, or the values joined by ``" / "``.
+
+    compare, the CLI and the plots name systems with this one rule.
+    """
     if len(by) == 1:
         return pl.col(by[0]).cast(pl.String)
     return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
+
+
+def system_value(value: object) -> str:
+    """The name of a system given by the user: a value, or a tuple of the ``by`` values."""
+    if isinstance(value, tuple):
+        return SYSTEM_SEPARATOR.join(str(part) for part in value)
+    return str(value)
 
 
 def resolve_baseline(baseline: object, systems: list[str]) -> str | None:
     """The baseline's system name (a tuple names one value per ``by`` column)."""
     if baseline is None:
         return None
-    name = (
-        SYSTEM_SEPARATOR.join(str(value) for value in baseline)
-        if isinstance(baseline, tuple)
-        else str(baseline)
-    )
-    return check_choice("baseline", name, systems)
+    return check_choice("baseline", system_value(baseline), systems)
 
 
 def _refuse_unpairable(column: str, meaning: Meaning) -> None:
@@ -148,7 +154,7 @@ def _check_distinct_names(frame: pl.DataFrame, keys: list[str]) -> None:
     """Two systems must not share a joined name (``("x / y", "z")`` and ``("x", "y / z")``)."""
     if len(keys) == 1:
         return
-    systems = frame.select(*keys, _system_names(keys).alias("__system")).unique()
+    systems = frame.select(*keys, system_names(keys).alias("__system")).unique()
     shared = systems.group_by("__system").len().filter(pl.col("len") > 1)
     if shared.height:
         name = shared.sort("__system").item(0, "__system")
@@ -205,7 +211,7 @@ def prepare(
     for name, meaning in found.items():
         _refuse_unpairable(name, meaning)
     named = frame.select(
-        _system_names(keys).alias("__system"),
+        system_names(keys).alias("__system"),
         pl.col(query).alias("__query"),
         *(pl.col(name).cast(pl.Float64).fill_nan(None).alias(name) for name in metrics),
     )

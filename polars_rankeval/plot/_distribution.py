@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from polars_rankeval.compare._pairing import system_names
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.meaning import meanings, summarise
-from polars_rankeval.plot._inputs import _check_columns, _frame, _keys, _system_name, _with_run
+from polars_rankeval.plot._inputs import _check_columns, _frame, _keys, _with_run
 from polars_rankeval.plot._style import (
     _TABLEAU20,
     HEIGHT,
@@ -111,7 +112,7 @@ def distribution_data(
     infinite = values.filter(pl.col("__v").is_infinite())
     if infinite.height:
         where = (
-            infinite.select(_system_name(keys)).to_series().unique().sort().head(3).to_list()
+            infinite.select(system_names(keys)).to_series().unique().sort().head(3).to_list()
             if keys
             else []
         )
@@ -181,7 +182,7 @@ def _summaries(
     """The summary's name and each system's (name, summary, queries with a value)."""
     meaning = meanings([metric])[metric]
     name = {"gm": "geometric mean", "sum": "sum"}.get(meaning.summary, "mean")
-    system = _system_name(keys) if keys else pl.lit("all")
+    system = system_names(keys) if keys else pl.lit("all")
     grouped = (
         frame.select(system.alias("__s"), pl.col(metric).cast(pl.Float64).alias("__v"))
         .group_by("__s")

@@ -10,11 +10,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankeval._columns import as_polars
+from polars_rankeval.compare._pairing import system_names
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 from polars_rankeval.meaning import LowerIsBetter, Meaning, meanings
-
-#: How the values of several ``by`` columns are joined into one system name (as ``compare``).
-SYSTEM_SEPARATOR = " / "
 
 
 def _meaning(metric: str, lower_is_better: LowerIsBetter) -> Meaning:
@@ -55,24 +53,10 @@ def _check_columns(frame: pl.DataFrame, wanted: Sequence[tuple[str, str]], table
             raise ColumnNotFoundError(msg)
 
 
-def _system_name(keys: Sequence[str]) -> pl.Expr:
-    """One string naming the system: the ``by`` value, or the values joined with " / "."""
-    if len(keys) == 1:
-        return pl.col(keys[0]).cast(pl.String)
-    return pl.concat_str([pl.col(key).cast(pl.String) for key in keys], separator=SYSTEM_SEPARATOR)
-
-
-def _system_value(value: object) -> str:
-    """A system given by the user: a value, or a tuple of the values of several by columns."""
-    if isinstance(value, tuple):
-        return SYSTEM_SEPARATOR.join(str(part) for part in value)
-    return str(value)
-
-
 def _with_run(data: pl.DataFrame, keys: Sequence[str]) -> tuple[pl.DataFrame, str | None]:
     """The column that colours a chart: the by column itself, or a joined ``run`` column."""
     if not keys:
         return data, None
     if len(keys) == 1:
         return data, keys[0]
-    return data.with_columns(_system_name(keys).alias("run")), "run"
+    return data.with_columns(system_names(keys).alias("run")), "run"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval.compare._pairing import system_names, system_value
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.meaning import LowerIsBetter
 from polars_rankeval.plot._inputs import (
@@ -19,8 +20,6 @@ from polars_rankeval.plot._inputs import (
     _frame,
     _keys,
     _meaning,
-    _system_name,
-    _system_value,
 )
 from polars_rankeval.plot._style import (
     HEIGHT,
@@ -145,12 +144,12 @@ def per_query_delta_data(
         raise ColumnValueError(msg)
     lower = _meaning(metric, lower_is_better).direction == "lower"
     named = frame.select(
-        _system_name(keys).alias("__system"),
+        system_names(keys).alias("__system"),
         pl.col(query),
         pl.col(metric).cast(pl.Float64).fill_nan(None).alias("__value"),
     )
     systems_present = named["__system"].unique().drop_nulls().sort().to_list()
-    base_name, system_name = _system_value(baseline), _system_value(system)
+    base_name, system_name = system_value(baseline), system_value(system)
     for option, name in (("baseline", base_name), ("system", system_name)):
         if name not in systems_present:
             msg = (
@@ -280,7 +279,7 @@ def per_query_delta(
     # Each bin's mean times its size gives back the exact sum of the differences.
     total = float((data["delta"] * data["n_queries"]).sum()) if paired else 0.0
     mean = f"{total / paired:+.4f}" if paired else "n/a"
-    base_name, system_name = _system_value(baseline), _system_value(system)
+    base_name, system_name = system_value(baseline), system_value(system)
     subtitle = [
         f"{counts['win']:,} wins · {counts['tie']:,} ties · {counts['loss']:,} losses "
         f"of {paired:,} paired queries; mean Δ = {mean}",

@@ -17,8 +17,8 @@ from typing import Any, Final, TypeVar
 
 import polars as pl
 
+from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR
 from polars_rankeval.errors import ResourceError
-from polars_rankeval.plot._inputs import SYSTEM_SEPARATOR
 
 #: Default chart size in pixels (the plotting area; axes, title and legend come on top).
 WIDTH, HEIGHT = 500, 300
