@@ -157,14 +157,20 @@ def _unreadable(shown: str, error: Exception) -> TrecFormatError:
 
 
 def _fields(path: str | Path, role: str, layout: str) -> pl.DataFrame:
-    """The non-blank lines of a TREC file as ``(line number, list of fields)``.
+    """The non-blank, non-comment lines of a TREC file as ``(line number, list of fields)``.
 
-    An empty file (nothing but whitespace) is a :class:`TrecFormatError`.
+    Comment lines are skipped as trec_eval skips them: a run line whose first non-blank
+    character is ``#`` (get_trec_results.c), a qrels line that starts with ``#``
+    (get_qrels.c). An empty file (nothing but whitespace) is a :class:`TrecFormatError`.
     """
     lines = _read_lines(path)
-    fields = lines.select(
-        _LINE, pl.col("line").fill_null("").str.extract_all(r"\S+").alias(_FIELDS)
-    ).filter(pl.col(_FIELDS).list.len() > 0)
+    text = pl.col("line").fill_null("")
+    start = text.str.strip_chars_start() if role == "run" else text
+    fields = (
+        lines.filter(~start.str.starts_with("#"))
+        .select(_LINE, text.str.extract_all(r"\S+").alias(_FIELDS))
+        .filter(pl.col(_FIELDS).list.len() > 0)
+    )
     if fields.height == 0:
         shown = str(path)
         msg = f"{shown}: the {role} file is empty; each line of it must be '{layout}'"
@@ -223,7 +229,7 @@ def read_trec_run(path: str | Path, *, tag: bool = False) -> pl.LazyFrame:
     numbers silently. The first bad line is a :class:`~polars_rankeval.errors.TrecFormatError`
     naming the file and its 1-based line, e.g. ``run.txt:7: expected 6 fields (query Q0 item
     rank score tag), got 3``; so are an empty file and bytes that are not UTF-8. Blank lines
-    are skipped; gzip files, CRLF line ends and a UTF-8 byte order mark are read as they are.
+    and comment lines (first non-blank character ``#``, as trec_eval) are skipped; gzip files, CRLF line ends and a UTF-8 byte order mark are read as they are.
 
     The rank field is not read (trec_eval ignores it too); ids stay strings; scores are
     64-bit floats (trec_eval 10; ``nan`` parses, and ``evaluate`` refuses it by default).
@@ -266,8 +272,9 @@ def read_trec_qrels(path: str | Path) -> pl.LazyFrame:
     a file with fractions means. The first bad line is a
     :class:`~polars_rankeval.errors.TrecFormatError` naming the file and its 1-based line,
     e.g. ``qrels.txt:12: expected 4 fields (query iter item label), got 3``; so are an empty
-    file and bytes that are not UTF-8. Blank lines are skipped; gzip files, CRLF line ends and
-    a UTF-8 byte order mark are read as they are.
+    file and bytes that are not UTF-8. Blank lines and lines starting with ``#`` (trec_eval's
+    comments) are skipped; gzip files, CRLF line ends and a UTF-8 byte order mark are read as
+    they are.
 
     Returns
     -------

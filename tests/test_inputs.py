@@ -293,3 +293,20 @@ def test_every_reader_error_is_a_rank_eval_error(tmp_path):
     path = write(tmp_path, "qrels.txt", "1 0 a x\n")
     with pytest.raises(RankEvalError):
         rke.read_trec_qrels(path)
+
+
+def test_comment_lines_are_skipped_as_trec_eval_skips_them(tmp_path: Path) -> None:
+    # get_trec_results.c skips a run line whose first non-blank character is '#';
+    # get_qrels.c skips a qrels line that starts with '#'. A '#' inside a docno is data.
+    run = tmp_path / "run.txt"
+    run.write_text("# run of 2024\n  # indented note\n1 Q0 doc#1 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("# judged by hand\n1 0 doc#1 1\n1 0 b 0\n")
+    got = rke.read_trec_run(run).collect()
+    assert got["item"].to_list() == ["doc#1", "b"]
+    judged = rke.read_trec_qrels(qrels).collect()
+    assert judged["item"].to_list() == ["doc#1", "b"]
+    only = tmp_path / "only.txt"
+    only.write_text("# nothing but a comment\n")
+    with pytest.raises(rke.TrecFormatError, match="empty"):
+        rke.read_trec_qrels(only)
