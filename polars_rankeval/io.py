@@ -229,7 +229,8 @@ def read_trec_run(path: str | Path, *, tag: bool = False) -> pl.LazyFrame:
     numbers silently. The first bad line is a :class:`~polars_rankeval.errors.TrecFormatError`
     naming the file and its 1-based line, e.g. ``run.txt:7: expected 6 fields (query Q0 item
     rank score tag), got 3``; so are an empty file and bytes that are not UTF-8. Blank lines
-    and comment lines (first non-blank character ``#``, as trec_eval) are skipped; gzip files, CRLF line ends and a UTF-8 byte order mark are read as they are.
+    and comment lines (first non-blank character ``#``, as trec_eval) are skipped; gzip
+    files, CRLF line ends and a UTF-8 byte order mark are read as they are.
 
     The rank field is not read (trec_eval ignores it too); ids stay strings; scores are
     64-bit floats (trec_eval 10; ``nan`` parses, and ``evaluate`` refuses it by default).
