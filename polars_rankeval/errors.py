@@ -65,6 +65,14 @@ class QueryCoverageWarning(UserWarning):
     """
 
 
+class EmptyQueriesWarning(UserWarning):
+    """``empty_queries="drop"`` left out queries (users) that have nothing relevant."""
+
+
+class PerSystemMetricWarning(UserWarning):
+    """A per-system metric (coverage, Gini, GAUC ...) has no per-query value to show."""
+
+
 class ResourceError(RankEvalError, OSError):
     """A file or folder the evaluation reads or writes cannot be used (disk full, corrupt file).
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -34,10 +35,11 @@ from polars_rankeval.conventions import (
     Unretrieved,
     get_convention,
 )
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.errors import EmptyQueriesWarning, InvalidOptionError, PerSystemMetricWarning
 from polars_rankeval.meaning import summary_expr
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.tables import Tables, check_needs, join_inputs, make_tables
 from polars_rankeval.validation import (
     CheckedIn,
     Duplicates,
@@ -51,11 +53,14 @@ from polars_rankeval.validation import (
 )
 
 MissingQueries = Literal["skip", "zero"]
+EmptyQueries = Literal["zero", "drop"]
 Engine = Literal["auto", "in-memory", "streaming"]
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _N_LABELLED = "__rke_n_labelled"
 _N_RETRIEVED = "__rke_n_retrieved"
+# Hidden per-query flag kept when empty_queries="drop": the list has a relevant row.
+HAS_RELEVANT = "__rke_has_relevant"
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class Settings:
     unretrieved: Unretrieved
     duplicates: Duplicates
     nan_scores: NanScores
+    empty_queries: EmptyQueries = "zero"
 
 
 _TREC_SETTINGS: dict[str, Any] = {
@@ -79,6 +85,7 @@ _TREC_SETTINGS: dict[str, Any] = {
     "unretrieved": "count",
     "duplicates": "error",
     "nan_scores": "error",
+    "empty_queries": "zero",
 }
 
 
@@ -112,6 +119,7 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
         "unretrieved": ["count", "drop"],
         "duplicates": ["error", "first", "last", "max_score"],
         "nan_scores": ["error", "last"],
+        "empty_queries": ["zero", "drop"],
     }
     for key, allowed in choices.items():
         chosen[key] = check_choice(key, chosen[key], allowed)
@@ -123,6 +131,7 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
         unretrieved=chosen["unretrieved"],
         duplicates=chosen["duplicates"],
         nan_scores=chosen["nan_scores"],
+        empty_queries=chosen["empty_queries"],
     )
 
 
@@ -149,15 +158,25 @@ def per_query_plan(
     *,
     source: pl.LazyFrame | None = None,
     checked_in: CheckedIn = "frame",
+    tables: Tables | None = None,
 ) -> pl.LazyFrame:
     """One row per evaluated ranked list of ``lf``, one column per metric.
 
     This is the single evaluation path: ``evaluate`` runs it over a frame (or one bucket of it
     per pass) and the expression namespace over the rows of its groups. ``source`` is the
-    whole input, which error messages describe (``lf`` itself by default).
+    whole input, which error messages describe (``lf`` itself by default). ``tables`` are the
+    extra tables (train, items, catalog) whose columns the metrics' ``inputs`` join to the
+    rows before ranking.
+
+    Per-system metrics (``level="system"``) get a hidden per-query value here (their
+    ``reduce`` combines it); with ``empty_queries="drop"`` the frame keeps a ``HAS_RELEVANT``
+    flag that :func:`drop_empty_queries` filters on, so the dropped lists can be counted.
     """
+    tables = tables or Tables(query=columns.query, item=columns.item)
+    check_needs(((label, metric.needs) for label, metric in resolved), tables)
     lf = _prepared(lf, columns, settings)
     source = lf if source is None else _prepared(source, columns, settings)
+    lf = join_inputs(lf, (i for _, metric in resolved for i in metric.inputs), tables)
     modes = [metric.ties or settings.ties for _, metric in resolved]
     ranked = ranked_frame(
         lf,
@@ -179,6 +198,8 @@ def per_query_plan(
         _N_RETRIEVED: trec_ctx.retrieved.sum(),
         **bookkeeping(columns, settings.nan_scores, labels_guarded(lf)),
     }
+    if settings.empty_queries == "drop":
+        counts[HAS_RELEVANT] = trec_ctx.relevant.any()
     built = metric_plan(ranked, pending, list(counts.values()))
     pending = built.pending
     grouped = built.frame.group_by(columns.partition).agg(**built.partials, **counts)
@@ -187,16 +208,42 @@ def per_query_plan(
     evaluated = pl.col(_N_LABELLED) > 0
     if settings.missing_queries == "skip":
         evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
+    if not reads_labels(resolved):
+        # Coverage, novelty, diversity ... need no judgment: every ranked list counts.
+        evaluated = pl.col(_N_RETRIEVED) > 0
     valid = validity_mask(columns, settings.nan_scores, source, checked_in)
     checked = grouped.filter(valid & evaluated)
 
     def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
         return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
 
+    kept = [HAS_RELEVANT] if settings.empty_queries == "drop" else []
     return checked.select(
         *columns.partition,
         *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
+        *kept,
     ).sort(columns.partition)
+
+
+def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:
+    """Whether any metric reads the relevance labels (else the column is optional)."""
+    return any(metric.reads_labels for _, metric in resolved)
+
+
+def drop_empty_queries(per_query: pl.DataFrame, *, stacklevel: int = 3) -> pl.DataFrame:
+    """Drop the lists with nothing relevant (``empty_queries="drop"``), saying how many."""
+    if HAS_RELEVANT not in per_query.columns:
+        return per_query
+    dropped = per_query.height - int(per_query[HAS_RELEVANT].sum())
+    if dropped:
+        warnings.warn(
+            f"empty_queries='drop': left out {dropped} of {per_query.height} evaluated "
+            "queries that have nothing relevant (empty_queries='zero', the trec_eval rule, "
+            "scores them 0)",
+            EmptyQueriesWarning,
+            stacklevel=stacklevel,
+        )
+    return per_query.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT)
 
 
 _Pending = list[tuple[str, Metric, RankingContext, str]]
@@ -406,13 +453,63 @@ def summary_of(label: str, metric: Metric) -> pl.Expr:
 
 
 def summary(
-    per_query: pl.LazyFrame, resolved: list[tuple[str, Metric]], by: Sequence[str]
+    per_query: pl.LazyFrame,
+    resolved: list[tuple[str, Metric]],
+    by: Sequence[str],
+    tables: Tables | None = None,
 ) -> pl.LazyFrame:
-    """Means over the evaluated queries (``num_*`` counts summed), one row per ``by`` group."""
-    aggregations = [summary_of(label, metric).alias(label) for label, metric in resolved]
+    """One row per ``by`` group: each metric's summary of its per-query values.
+
+    Per-query metrics are combined by their summary rule (means; ``num_*`` counts summed);
+    per-system metrics by their own ``reduce`` over their hidden per-query values.
+    """
+    tables = tables or Tables()
+    aggregations = [
+        summary_of(label, metric).alias(label)
+        for label, metric in resolved
+        if metric.level == "query"
+    ]
     if not by:
-        return per_query.select(aggregations)
-    return per_query.group_by(list(by)).agg(aggregations).sort(list(by))
+        result = per_query.select(aggregations) if aggregations else None
+    else:
+        result = (
+            per_query.group_by(list(by))
+            .agg(aggregations or [pl.len().alias("__rke_n")])
+            .sort(list(by))
+        )
+        if not aggregations:
+            result = result.drop("__rke_n")
+    for label, metric in resolved:
+        if metric.level != "system":
+            continue
+        assert metric.reduce is not None, f"per-system metric {label!r} has no reduce"
+        reduced = metric.reduce(per_query, list(by), label, tables)
+        if result is None:
+            result = reduced
+        elif not by:
+            result = result.join(reduced, how="cross")
+        else:
+            result = result.join(reduced, on=list(by), how="left", nulls_equal=True)
+    assert result is not None
+    result = result.select(*by, *(label for label, _ in resolved))
+    return result.sort(list(by)) if by else result
+
+
+def per_query_only(per_query: FrameT, resolved: list[tuple[str, Metric]]) -> FrameT:
+    """The per-query frame without per-system metrics' hidden values, warning about them."""
+    hidden = [label for label, metric in resolved if metric.level == "system"]
+    if not hidden:
+        return per_query
+    warnings.warn(
+        f"{', '.join(map(repr, hidden))} "
+        + ("is a per-system metric" if len(hidden) == 1 else "are per-system metrics")
+        + ": no value per query, so per_query=True leaves "
+        + ("it" if len(hidden) == 1 else "them")
+        + " out; evaluate(..., per_query=False) gives one value per system (by group)",
+        PerSystemMetricWarning,
+        stacklevel=3,
+    )
+    return per_query.drop(hidden)
 
 
 def evaluate(
@@ -429,6 +526,10 @@ def evaluate(
     unretrieved: Unretrieved | None = None,
     duplicates: Duplicates | None = None,
     nan_scores: NanScores | None = None,
+    empty_queries: EmptyQueries | None = None,
+    train: object = None,
+    items: object = None,
+    catalog: object = None,
     n_buckets: int | Literal["auto"] | None = None,
     progress: bool | None = None,
     spill_dir: str | os.PathLike[str] | None = None,
@@ -481,6 +582,16 @@ def evaluate(
     nan_scores
         A NaN score is an error (``"error"``, default) or ranks below every other score
         (``"last"``).
+    empty_queries
+        Queries (users) with judgments but nothing relevant: ``"zero"`` (default, trec_eval)
+        scores them 0; ``"drop"`` leaves them out, as most recommender evaluations do, and
+        warns with the number dropped (an :class:`~polars_rankeval.EmptyQueriesWarning`).
+    train, items, catalog
+        Extra tables for the beyond-accuracy metrics (see :mod:`polars_rankeval.tables`):
+        ``train`` the past interactions (the log's query and item columns), ``items`` one
+        row per item with features, an embedding or a category, ``catalog`` the item universe
+        (a table with the item column, or its size). Frames, LazyFrames or file paths; read
+        lazily. A metric that needs a missing table names it in its error.
     n_buckets
         Bounded memory: evaluate the queries in this many passes, each over one hash bucket of
         the query ids (every ranked list stays whole inside one pass), so only one bucket's rows
@@ -507,7 +618,10 @@ def evaluate(
     Returns
     -------
     DataFrame or LazyFrame
-        Means over evaluated queries (``num_*`` counts are summed), one row per ``by`` group.
+        Means over evaluated queries (``num_*`` counts are summed), one row per ``by`` group;
+        per-system metrics (coverage, Gini, GAUC ...) beside them. With ``per_query=True``,
+        one row per evaluated query, without the per-system metrics (a
+        :class:`~polars_rankeval.PerSystemMetricWarning` says so).
 
     Examples
     --------
@@ -542,14 +656,17 @@ def evaluate(
     resolved = resolve_metrics(metrics, preset)
     data = as_polars(data)  # type: ignore[assignment]
     lf = data.lazy()
+    lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
+    tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
+    check_needs(((label, metric.needs) for label, metric in resolved), tables)
     if n_buckets is None:
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
         n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
     passes = _check_buckets(n_buckets)
 
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
-        return per_query_plan(frame, columns, resolved, settings, source=lf)
+        return per_query_plan(frame, columns, resolved, settings, source=lf, tables=tables)
 
     plan = (
         plan_for(lf)
@@ -564,9 +681,34 @@ def evaluate(
                 per_query_frame = plan.collect(engine=engine)
         if passes == 1:  # the passes path has warned already
             warn_if_empty(per_query_frame, lf, columns)
+        per_query_frame = drop_empty_queries(per_query_frame)
         if per_query:
-            return per_query_frame
-        return summary(per_query_frame.lazy(), resolved, columns.by).collect(engine=engine)
-    if not per_query:
-        plan = summary(plan, resolved, columns.by)
-    return plan
+            return per_query_only(per_query_frame, resolved)
+        return summary(per_query_frame.lazy(), resolved, columns.by, tables).collect(engine=engine)
+    if settings.empty_queries == "drop":
+        # The dropped lists are counted when the plan runs: the per-query rows (one per
+        # list, small) are collected by the streaming engine, then filtered.
+        plan = _dropping(plan)
+    if per_query:
+        return per_query_only(plan, resolved)
+    return summary(plan, resolved, columns.by, tables)
+
+
+def _dropping(plan: pl.LazyFrame) -> pl.LazyFrame:
+    """``plan`` with empty lists dropped and counted when it is collected."""
+    schema = plan.collect_schema()
+    kept = pl.Schema({name: dtype for name, dtype in schema.items() if name != HAS_RELEVANT})
+
+    def run() -> pl.DataFrame:
+        return drop_empty_queries(plan.collect(engine="streaming"), stacklevel=2)
+
+    return pl.defer(run, schema=kept)
+
+
+def with_optional_relevance(
+    lf: pl.LazyFrame, columns: Columns, resolved: list[tuple[str, Metric]]
+) -> pl.LazyFrame:
+    """The log with a null relevance column when no metric reads labels and it has none."""
+    if reads_labels(resolved) or columns.relevance in lf.collect_schema():
+        return lf
+    return lf.with_columns(pl.lit(None, dtype=pl.Int64).alias(columns.relevance))

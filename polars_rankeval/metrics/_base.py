@@ -15,7 +15,7 @@ A metric is up to three small expression builders:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,6 +24,7 @@ import polars as pl
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext, Ties
 from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.tables import RowInput, Tables
 
 Partials = dict[str, pl.Expr]
 Lookup = Callable[[str], pl.Expr]
@@ -32,6 +33,9 @@ SparseTerms = Callable[[RankingContext], dict[str, tuple[pl.Expr, pl.Expr]]]
 Summary = Literal["mean", "sum", "nanmean", "gm"]
 Direction = Literal["higher", "lower", "none"]
 Level = Literal["query", "system"]
+# A per-system metric's reduction: (per-query frame, by keys, its column, tables) -> one row
+# per by group (exactly one row when by is empty) with columns by + [column].
+SystemReduce = Callable[[pl.LazyFrame, Sequence[str], str, Tables], pl.LazyFrame]
 
 
 def _no_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
@@ -76,8 +80,20 @@ class Metric:
         ``"system"``: a value that only exists over a whole run (e.g. catalog coverage), which
         ``compare`` cannot pair by query.
     needs
-        Tables besides the ranked log that the metric reads (none yet; the recommender
-        families will read ``"train"``, ``"items"``).
+        Tables besides the ranked log that the metric reads: ``"train"``, ``"items"``,
+        ``"catalog"`` (see :mod:`polars_rankeval.tables`). A missing one is an error naming
+        the metric and the keyword.
+    inputs
+        The per-row columns the metric reads from those tables (:class:`RowInput`), joined to
+        the log before ranking.
+    reads_labels
+        Whether the value depends on the relevance labels. When no metric of an evaluation
+        reads them (coverage, novelty, diversity ...), the relevance column may be absent and
+        every query with a retrieved row is evaluated, judged or not.
+    reduce
+        For ``level="system"``: combines the hidden per-query values (``value``, e.g. a list
+        of top-k items or an (AUC, weight) struct) into one value per ``by`` group. The
+        per-query values are never shown: ``per_query=True`` leaves the metric out.
     later_rows
         Per-row terms that read ``rows``' terms from ``ctx.extra`` (a second window stage).
     sparse_rows
@@ -99,6 +115,9 @@ class Metric:
     direction: Direction = "higher"
     level: Level = "query"
     needs: tuple[str, ...] = ()
+    inputs: tuple[RowInput, ...] = ()
+    reads_labels: bool = True
+    reduce: SystemReduce | None = None
 
     @property
     def higher_is_better(self) -> bool | None:
@@ -230,3 +249,14 @@ def hits_partial(
     if ctx.expected:
         return {key: ctx.rel_weight.filter(rows).sum()}
     return {key: (ctx.relevant & rows).sum().cast(pl.Int64)}
+
+
+def per_group(frame: pl.LazyFrame, by: Sequence[str], *aggregations: pl.Expr) -> pl.LazyFrame:
+    """Aggregations per ``by`` group, or over the whole frame (one row) when ``by`` is empty.
+
+    The shape every :data:`SystemReduce` returns: one row per group present, and exactly one
+    row without ``by`` even when the frame is empty.
+    """
+    if not by:
+        return frame.select(*aggregations)
+    return frame.group_by(list(by)).agg(*aggregations)
