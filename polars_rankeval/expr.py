@@ -22,9 +22,18 @@ from polars_rankeval._columns import check_schema, make_columns
 from polars_rankeval.context import Ties
 from polars_rankeval.conventions import ConventionName, NegativeLabels, Unretrieved
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
-from polars_rankeval.evaluate import MissingQueries, per_query_plan, settings_for, summary_of
+from polars_rankeval.evaluate import (
+    HAS_RELEVANT,
+    EmptyQueries,
+    MissingQueries,
+    per_query_plan,
+    reads_labels,
+    settings_for,
+    summary_of,
+)
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.tables import make_tables
 from polars_rankeval.validation import INTERNAL, Duplicates, NanScores
 
 IntoExpr = str | pl.Expr
@@ -83,6 +92,10 @@ def metric_expr(
     unretrieved: Unretrieved | None = None,
     duplicates: Duplicates | None = None,
     nan_scores: NanScores | None = None,
+    empty_queries: EmptyQueries | None = None,
+    train: object = None,
+    items: object = None,
+    catalog: object = None,
 ) -> pl.Expr:
     """One metric as an aggregation: the mean over each group's evaluated queries.
 
@@ -98,8 +111,14 @@ def metric_expr(
         expression gives one column).
     relevance, score, item, query
         Column names or expressions. ``query=None`` means each group is one ranked list.
-    relevance_level, missing_queries, ties, convention, negative_labels, unretrieved, duplicates, nan_scores
-        As in :func:`~polars_rankeval.evaluate`.
+    relevance_level, missing_queries, ties, convention, negative_labels, unretrieved, duplicates, nan_scores, empty_queries
+        As in :func:`~polars_rankeval.evaluate`; with ``empty_queries="drop"`` a group's lists
+        with nothing relevant are left out of its mean (no warning: there is no count to
+        report inside an aggregation).
+    train, items, catalog
+        The extra tables of the beyond-accuracy metrics, as in
+        :func:`~polars_rankeval.evaluate`. Per-system metrics (coverage, Gini, GAUC ...) are
+        refused here: use ``evaluate(..., by=...)``.
 
     Returns
     -------
@@ -140,6 +159,13 @@ def metric_expr(
         )
         raise InvalidOptionError(msg)
     label, chosen = resolved[0]
+    if chosen.level == "system":
+        msg = (
+            f"{label!r} is a per-system metric (one value over a whole run, not a mean over "
+            "ranked lists), so it has no expression form; use "
+            f"rke.evaluate(frame, [{label!r}], by=<your group columns>) instead"
+        )
+        raise InvalidOptionError(msg)
     roles: dict[str, object] = {"relevance": relevance, "score": score, "item": item}
     if query is not None:
         roles["query"] = query
@@ -171,8 +197,15 @@ def metric_expr(
                 raise _missing_column(role, name)
         if query is None:
             long = long.with_columns(pl.lit(0).alias(_ONE_LIST))
+        if not reads_labels(resolved) and columns.relevance not in long.columns:
+            long = long.with_columns(pl.lit(None, dtype=pl.Int64).alias(columns.relevance))
         check_schema(long.schema, columns)
-        plan = per_query_plan(long.lazy(), columns, resolved, settings, checked_in="agg")
+        tables = make_tables(long.schema, columns, train=train, items=items, catalog=catalog)
+        plan = per_query_plan(
+            long.lazy(), columns, resolved, settings, checked_in="agg", tables=tables
+        )
+        if settings.empty_queries == "drop":
+            plan = plan.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT)
         combined = summary_of(label, chosen)
         if chosen.summary == "nanmean":
             # A group of one query is that query's value: NaN stays NaN (undefined), where a
