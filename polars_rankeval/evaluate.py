@@ -538,6 +538,7 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     engine: Engine = "auto",
+    _hidden: bool = False,
 ) -> FrameT:
     """Evaluate ranking metrics over a long-format table, one row per (query, item).
 
@@ -614,6 +615,10 @@ def evaluate(
         Column names.
     engine
         Polars engine used to collect when ``data`` is a DataFrame.
+    _hidden
+        Internal (the Spark route): with ``per_query=True``, keep the per-system metrics'
+        hidden per-query values and the ``empty_queries="drop"`` flag, for the caller to
+        reduce and filter.
 
     Returns
     -------
@@ -681,10 +686,14 @@ def evaluate(
                 per_query_frame = plan.collect(engine=engine)
         if passes == 1:  # the passes path has warned already
             warn_if_empty(per_query_frame, lf, columns)
+        if per_query and _hidden:
+            return per_query_frame
         per_query_frame = drop_empty_queries(per_query_frame)
         if per_query:
             return per_query_only(per_query_frame, resolved)
         return summary(per_query_frame.lazy(), resolved, columns.by, tables).collect(engine=engine)
+    if per_query and _hidden:
+        return plan
     if settings.empty_queries == "drop":
         # The dropped lists are counted when the plan runs: the per-query rows (one per
         # list, small) are collected by the streaming engine, then filtered.
