@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from polars_rankeval import metrics, plot  # plot imports Altair only when drawing
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
-from polars_rankeval.compare import compare, compare_per_query
+from polars_rankeval.compare import bootstrap, compare, compare_per_query
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -50,6 +50,7 @@ __all__ = [
     "TrecFormatError",
     "UnknownMetricError",
     "__version__",
+    "bootstrap",
     "compare",
     "compare_per_query",
     "evaluate",

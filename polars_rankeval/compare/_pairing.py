@@ -107,7 +107,9 @@ def _refuse_unpairable(column: str, meaning: Meaning) -> None:
     if meaning.level == "system":
         msg = (
             f"metric {column!r} is a per-system value (it exists only over a whole run), so "
-            "compare cannot pair it by query; evaluate it per system instead"
+            "compare cannot pair it by query; rke.bootstrap(log, metrics, by=..., "
+            "baseline=...) gives its interval and a paired difference over resampled queries "
+            "(users), and rke.evaluate(..., by=...) its value per system"
         )
         raise InvalidOptionError(msg)
     if meaning.summary == "sum":

@@ -1,0 +1,191 @@
+"""Intervals for per-system metrics: resample the users (queries), recompute the whole metric.
+
+Coverage, Gini, entropy, personalization and GAUC have no value per query, so ``compare``'s
+paired per-query tests do not apply to them. What does apply is the bootstrap over queries
+(Efron): draw the queries with replacement, recompute each system's metric on the drawn
+queries exactly as :func:`~polars_rankeval.evaluate` computes it (a query drawn twice counts
+twice), and read the interval off the resampled values. With a baseline the same draw serves
+every system, so the difference is paired by query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval._columns import as_polars, make_columns
+from polars_rankeval.compare._pairing import resolve_baseline, system_names
+from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.evaluate import drop_empty_queries, evaluate, settings_for, summary
+from polars_rankeval.metrics._base import Metric
+from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.tables import Tables, make_tables
+
+_DRAW = "__rke_draw"
+_SYSTEM = "__rke_system"
+# Resamples evaluated together: bounds the memory of the stacked resampled frames.
+_CHUNK = 50
+
+
+def _check(n_resamples: object, alpha: object) -> None:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 10:
+        msg = f"option n_resamples= must be an int >= 10, got {n_resamples!r}"
+        raise InvalidOptionError(msg)
+    if isinstance(alpha, bool) or not isinstance(alpha, float | int) or not 0 < alpha < 1:
+        msg = f"option alpha= must be a number between 0 and 1, got {alpha!r}"
+        raise InvalidOptionError(msg)
+
+
+def _values(
+    per_query: pl.DataFrame, resolved: list[tuple[str, Metric]], by: list[str], tables: Tables
+) -> pl.DataFrame:
+    return summary(per_query.lazy(), resolved, by, tables).collect()
+
+
+def bootstrap(
+    log: pl.DataFrame | pl.LazyFrame,
+    metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
+    *,
+    by: str | Sequence[str],
+    baseline: object = None,
+    n_resamples: int = 1_000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    **evaluate_keywords: Any,
+) -> pl.DataFrame:
+    """Percentile bootstrap intervals over queries (users), for any metric, per system.
+
+    The one way to put an interval on a per-system metric (``coverage@k``, ``gini@k``,
+    ``gauc`` ...): the queries are drawn with replacement ``n_resamples`` times (the same draw
+    for every system), and every metric is recomputed on each draw as ``evaluate`` computes it.
+    Per-query metrics work too (their interval is the bootstrap of the mean).
+
+    Parameters
+    ----------
+    log
+        The long-format log, as for :func:`~polars_rankeval.evaluate`.
+    metrics
+        Metric strings or objects.
+    by
+        The column(s) naming the systems.
+    baseline
+        A system (its ``by`` value; a tuple for several columns): then each other system also
+        gets ``delta`` (system − baseline), its interval and a two-sided bootstrap p-value,
+        paired by query.
+    n_resamples, alpha, seed
+        Number of draws (at least 10), interval level ``1 − alpha``, random seed.
+    **evaluate_keywords
+        Passed to :func:`~polars_rankeval.evaluate` (``train=``, ``catalog=``, conventions ...).
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per (metric, system): ``metric``, ``system``, ``higher_is_better``, ``value``
+        (what ``evaluate`` gives), ``ci_low``, ``ci_high``, ``queries``; with a baseline also
+        ``baseline_value``, ``delta``, ``delta_ci_low``, ``delta_ci_high``, ``p_value``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> log = pl.read_parquet("data/sample.parquet")
+    >>> out = rke.bootstrap(log, ["ndcg@10"], by="system", n_resamples=200)
+    >>> out.select("system", pl.col("value").round(4), pl.col("ci_low") < pl.col("value"))
+    shape: (2, 3)
+    ┌────────┬────────┬────────┐
+    │ system ┆ value  ┆ ci_low │
+    │ ---    ┆ ---    ┆ ---    │
+    │ str    ┆ f64    ┆ bool   │
+    ╞════════╪════════╪════════╡
+    │ bm25   ┆ 0.5293 ┆ true  │
+    │ neural ┆ 0.7065 ┆ true  │
+    └────────┴────────┴────────┘
+    """
+    _check(n_resamples, alpha)
+    if "per_query" in evaluate_keywords:
+        msg = "option per_query= is set by bootstrap (it resamples the per-query frame)"
+        raise InvalidOptionError(msg)
+    keys = [by] if isinstance(by, str) else list(by)
+    query = evaluate_keywords.get("query", "query")
+    item = evaluate_keywords.get("item", "item")
+    preset, _ = settings_for(evaluate_keywords.get("convention", "trec_eval"), evaluate_keywords)
+    resolved = resolve_metrics(metrics, preset)
+    data = as_polars(log, "log").lazy()
+    table_keywords = {k: evaluate_keywords.get(k) for k in ("train", "items", "catalog")}
+    per_query = evaluate(
+        data, metrics, per_query=True, by=keys, _hidden=True, **evaluate_keywords
+    ).collect()
+    per_query = drop_empty_queries(per_query)
+    columns = make_columns(
+        query=query,
+        item=item,
+        score=evaluate_keywords.get("score", "score"),
+        relevance=evaluate_keywords.get("relevance", "relevance"),
+        by=keys,
+    )
+    tables = make_tables(data.collect_schema(), columns, **table_keywords)
+    observed = _values(per_query, resolved, keys, tables)
+    observed = observed.with_columns(system_names(keys).alias(_SYSTEM))
+    systems = observed[_SYSTEM].to_list()
+    chosen = resolve_baseline(baseline, systems)
+    queries = per_query.select(query).unique(maintain_order=False).sort(query)
+    n_queries = queries.height
+    rng = np.random.default_rng(seed)
+    draws: list[pl.DataFrame] = []
+    for start in range(0, n_resamples, _CHUNK):
+        size = min(_CHUNK, n_resamples - start)
+        picks = rng.integers(0, n_queries, size=(size, n_queries))
+        drawn = pl.DataFrame(
+            {
+                _DRAW: np.repeat(np.arange(start, start + size), n_queries),
+                query: queries[query].gather(picks.ravel()),
+            }
+        )
+        stacked = drawn.join(per_query, on=query, how="inner")
+        draws.append(_values(stacked, resolved, [*keys, _DRAW], tables))
+    resampled = pl.concat(draws).with_columns(system_names(keys).alias(_SYSTEM))
+    rows = []
+    low_q, high_q = alpha / 2, 1 - alpha / 2
+    counts = per_query.group_by(keys).len()
+    counts = counts.with_columns(system_names(keys).alias(_SYSTEM))
+    for label, metric in resolved:
+        wide = resampled.pivot(on=_SYSTEM, index=_DRAW, values=label).sort(_DRAW)
+        for system in systems:
+            if system == chosen:
+                continue  # the baseline's own row would compare it with itself
+            value = observed.filter(pl.col(_SYSTEM) == system)[label].item()
+            samples = wide[system].drop_nulls().to_numpy() if system in wide.columns else None
+            row: dict[str, Any] = {
+                "metric": label,
+                "system": system,
+                "higher_is_better": metric.higher_is_better,
+                "value": value,
+                "ci_low": float(np.quantile(samples, low_q)) if samples is not None else None,
+                "ci_high": float(np.quantile(samples, high_q)) if samples is not None else None,
+                "queries": counts.filter(pl.col(_SYSTEM) == system)["len"].item(),
+            }
+            if chosen is not None:
+                base_value = observed.filter(pl.col(_SYSTEM) == chosen)[label].item()
+                both = wide.select(system, chosen).drop_nulls()
+                delta = (both[system] - both[chosen]).to_numpy()
+                row |= {
+                    "baseline_value": base_value,
+                    "delta": None if value is None or base_value is None else value - base_value,
+                    "delta_ci_low": float(np.quantile(delta, low_q)) if len(delta) else None,
+                    "delta_ci_high": float(np.quantile(delta, high_q)) if len(delta) else None,
+                    "p_value": _p_value(delta),
+                }
+            rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def _p_value(delta: np.ndarray) -> float | None:
+    """Two-sided bootstrap p: twice the smaller tail share at zero, with the +1 correction."""
+    if not len(delta):
+        return None
+    below = (np.sum(delta <= 0) + 1) / (len(delta) + 1)
+    above = (np.sum(delta >= 0) + 1) / (len(delta) + 1)
+    return float(min(1.0, 2 * min(below, above)))
