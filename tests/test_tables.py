@@ -225,3 +225,21 @@ def test_compare_passes_tables_and_refuses_per_system_metrics() -> None:
     assert out["system_overall"].to_list() == [2.5]
     with pytest.raises(rke.InvalidOptionError, match=r"per-system value"):
         rke.compare(LOG, [distinct_items(2)], by="system", baseline="a", catalog=8)
+
+
+def test_command_line_reads_tables_and_drops_empty_queries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from polars_rankeval.cli import main
+
+    log_path, train_path = tmp_path / "log.parquet", tmp_path / "train.parquet"
+    LOG.write_parquet(log_path)
+    TRAIN.write_parquet(train_path)
+    code = main([str(log_path), "--by", "system", "-m", "p@2", "--empty-queries", "drop"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "left out 1 of 4 evaluated queries" in err
+    assert "│ b      ┆ 1.0000 │" in out
+    code = main([str(log_path), "--by", "system", "-m", "p@2", "--train", str(tmp_path / "no")])
+    assert code == 2
+    assert "no file or directory" in capsys.readouterr().err

@@ -34,7 +34,7 @@ from polars_rankeval.cli._inputs import (
 from polars_rankeval.cli._output import _text_table, _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
 from polars_rankeval.compare._pairing import check_pairable, system_names
-from polars_rankeval.evaluate import settings_for
+from polars_rankeval.evaluate import drop_empty_queries, settings_for
 from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
 from polars_rankeval.report import report
@@ -184,6 +184,7 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     resolved = resolve_metrics(specs, preset)
     check_pairable([label for label, _ in resolved], dict(resolved))
     per_query, names = _per_query(args, _limit_items(args, data, by), by, specs)
+    per_query = drop_empty_queries(per_query)  # pairable metrics only: nothing else hidden
     # What compare() does after evaluate(): every column besides the keys is a metric.
     labels = [name for name in per_query.columns if name not in (*by, names["query"])]
     comparison = compare_per_query(

@@ -12,7 +12,11 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from polars_rankeval.errors import QueryCoverageWarning
+from polars_rankeval.errors import (
+    EmptyQueriesWarning,
+    PerSystemMetricWarning,
+    QueryCoverageWarning,
+)
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
@@ -38,6 +42,8 @@ def _warnings_as_lines() -> Iterator[None]:
     with warnings.catch_warnings():
         # shown once and the run goes on, even where warnings are errors (python -W error)
         warnings.simplefilter("default", QueryCoverageWarning)
+        warnings.simplefilter("default", EmptyQueriesWarning)
+        warnings.simplefilter("default", PerSystemMetricWarning)
         shown = warnings.showwarning
 
         # warnings.showwarning's signature: six positional parameters

@@ -18,7 +18,13 @@ from polars_rankeval._columns import make_columns
 from polars_rankeval.cli._constants import _COLUMN_ROLES
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.errors import EmptyEvaluationWarning
-from polars_rankeval.evaluate import evaluate, settings_for, summary
+from polars_rankeval.evaluate import (
+    drop_empty_queries,
+    evaluate,
+    per_query_only,
+    settings_for,
+    summary,
+)
 from polars_rankeval.io import read_trec_run
 from polars_rankeval.metrics import Metric, utility
 from polars_rankeval.registry import (
@@ -28,6 +34,7 @@ from polars_rankeval.registry import (
     trec_measure_names,
     trec_measure_of,
 )
+from polars_rankeval.tables import Tables, make_tables
 from polars_rankeval.validation import warn_if_empty
 
 _DIGITS = 9  # relstring: labels above 9 have no digit of their own
@@ -104,7 +111,11 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
     # The same preset evaluate used, so each column gets its metric's summary rule.
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(specs, preset)
-    means = summary(per_query.lazy(), resolved, by).collect()
+    per_query = drop_empty_queries(per_query)
+    tables = _tables(args, data, names, by)
+    means = summary(per_query.lazy(), resolved, by, tables).collect()
+    if args.per_query:  # per-system metrics have no per-query rows (a warning says so)
+        per_query = per_query_only(per_query, resolved)
     printed = _printed_labels(printed, resolved)
     relstring = next((name for name in printed if trec_measure_of(name) == "relstring"), None)
     keys = [*by, names["query"]]
@@ -118,6 +129,21 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
         _runid(args, per_query, names["query"]) if "runid" in printed else "",
         _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
     )
+
+
+def _table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--train``, ``--items``, ``--catalog`` as evaluate's keywords (a number is a size)."""
+    catalog: object = args.catalog
+    if isinstance(catalog, str) and catalog.isdigit():
+        catalog = int(catalog)
+    return {"train": args.train, "items": args.items, "catalog": catalog}
+
+
+def _tables(
+    args: argparse.Namespace, data: pl.LazyFrame, names: dict[str, Any], by: list[str]
+) -> Tables:
+    columns = make_columns(**names, by=by or None)
+    return make_tables(data.collect_schema(), columns, **_table_options(args))
 
 
 def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
@@ -219,6 +245,9 @@ def _per_query(
             missing_queries="zero" if args.complete else None,
             duplicates=args.duplicates,
             nan_scores=args.nan_scores,
+            empty_queries=args.empty_queries,
+            **_table_options(args),
+            _hidden=True,
             n_buckets=args.buckets,
             progress=False if args.no_progress else None,
             spill_dir=args.spill_dir,
