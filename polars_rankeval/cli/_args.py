@@ -106,6 +106,28 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="a NaN score is an error (default) or ranks last",
     )
+    parser.add_argument(
+        "--empty-queries",
+        choices=["zero", "drop"],
+        default=None,
+        help="queries with judgments but nothing relevant score 0 (zero, default, as "
+        "trec_eval) or are left out (drop), with their number on stderr",
+    )
+    parser.add_argument(
+        "--train",
+        help="past interactions (Parquet/CSV/NDJSON with the query and item columns) for "
+        "popularity, novelty and serendipity metrics",
+    )
+    parser.add_argument(
+        "--items",
+        help="item table (the item column plus features, an embedding or a category) for "
+        "diversity metrics",
+    )
+    parser.add_argument(
+        "--catalog",
+        help="the item universe for coverage and Gini: a table file with the item column, or "
+        "the number of items",
+    )
     for role in _COLUMN_ROLES:
         parser.add_argument(f"--{role}", help=f"name of the {role} column (default {role})")
 
