@@ -67,7 +67,7 @@ def distinct_items(k: int) -> Metric:
 
     return Metric(
         f"distinct@{k}",
-        partials=lambda ctx: {"items": ctx.item.filter(ctx.within(k))},
+        partials=lambda ctx: {"items": ctx.item.filter(ctx.within(k)).unique().implode()},
         value=lambda p: p("items"),
         level="system",
         needs=("catalog",),
@@ -107,6 +107,28 @@ def test_same_result_lazy_eager_and_in_passes(n_buckets: int) -> None:
     )
     assert isinstance(lazy, pl.LazyFrame)
     assert_frame_equal(lazy.collect(), eager)
+
+
+def test_tables_and_per_system_metrics_stream(tmp_path: Path) -> None:
+    from tests.test_streaming import assert_streams
+
+    LOG.write_parquet(tmp_path / "log.parquet")
+    TRAIN.write_parquet(tmp_path / "train.parquet")
+    metrics = ["p@2", mean_train_users(2), seen_share(2), distinct_items(2)]
+    for per_query in (False, True):
+        if per_query:  # the per-system metric is left out of per-query rows
+            metrics = metrics[:3]
+        plan = rke.evaluate(
+            pl.scan_parquet(tmp_path / "log.parquet"),
+            metrics,
+            by="system",
+            train=pl.scan_parquet(tmp_path / "train.parquet"),
+            catalog=8,
+            n_buckets=1,
+            per_query=per_query,
+        )
+        assert isinstance(plan, pl.LazyFrame)
+        assert_streams(plan)
 
 
 def test_tables_from_paths(tmp_path: Path) -> None:
