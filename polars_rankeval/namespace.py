@@ -230,6 +230,33 @@ class _MetricMethods(Generic[ResultT]):
         """``unj@k``: fraction of the top ``k`` that is unjudged."""
         return self._one("unj", k, options)
 
+    # Recommender beyond-accuracy metrics: they read train=, items= or catalog= (passed with
+    # the other keywords), see docs/pages/guides/recommender.md.
+
+    def novelty(self, k: Cutoff, **options: Any) -> ResultT:
+        """``novelty@k``: mean self-information of the top ``k`` items (needs ``train=``)."""
+        return self._one("novelty", k, options)
+
+    def surprisal(self, k: Cutoff, **options: Any) -> ResultT:
+        """``surprisal@k``: normalised self-information, RePlay's (needs ``train=``)."""
+        return self._one("surprisal", k, options)
+
+    def unseen(self, k: Cutoff, **options: Any) -> ResultT:
+        """``unseen@k``: share of ``k`` the user has not seen in ``train=``."""
+        return self._one("unseen", k, options)
+
+    def arp(self, k: Cutoff, **options: Any) -> ResultT:
+        """``arp@k``: average popularity of the top ``k`` items (needs ``train=``)."""
+        return self._one("arp", k, options)
+
+    def aplt(self, k: Cutoff, **options: Any) -> ResultT:
+        """``aplt@k``: share of the top ``k`` in the long tail (needs ``train=``)."""
+        return self._one("aplt", k, options)
+
+    def aclt(self, k: Cutoff, **options: Any) -> ResultT:
+        """``aclt@k``: number of the top ``k`` in the long tail (needs ``train=``)."""
+        return self._one("aclt", k, options)
+
 
 class _FrameNamespace(_MetricMethods[FrameT]):
     """``df.rank_eval`` / ``lf.rank_eval``: one method per metric plus :meth:`evaluate`.

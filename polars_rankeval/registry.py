@@ -118,6 +118,13 @@ _FAMILIES: dict[str, _Family] = {
     "utility": _Family(m.utility, "none"),
     "num_nonrel_judged_ret": _Family(m.num_nonrel_judged_ret, "none"),
     "unj": _Family(m.unjudged, "required"),
+    # recommender beyond-accuracy metrics (issue 17)
+    "novelty": _Family(m.novelty, "required"),
+    "surprisal": _Family(m.surprisal, "required"),
+    "unseen": _Family(m.unseen, "required"),
+    "arp": _Family(m.arp, "required"),
+    "aplt": _Family(m.aplt, "required"),
+    "aclt": _Family(m.aclt, "required"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.

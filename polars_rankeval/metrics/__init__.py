@@ -25,6 +25,7 @@ from polars_rankeval.metrics.interpolated import (
     iprec_at_recall,
     iprec_at_recall_levels,
 )
+from polars_rankeval.metrics.popularity import aclt, aplt, arp, novelty, surprisal, unseen
 from polars_rankeval.metrics.rank_position import first_relevant_position, mean_rank
 from polars_rankeval.metrics.trec_gain import bin_g, g, ndcg_rel, rbp_resid, rndcg
 from polars_rankeval.metrics.trec_sets import (
@@ -43,6 +44,9 @@ from polars_rankeval.metrics.user_model import err, rbp
 
 __all__ = [
     "Metric",
+    "aclt",
+    "aplt",
+    "arp",
     "average_precision",
     "bin_g",
     "bpref",
@@ -64,6 +68,7 @@ __all__ = [
     "mean_rank",
     "ndcg",
     "ndcg_rel",
+    "novelty",
     "num_nonrel_judged_ret",
     "num_q",
     "num_rel",
@@ -85,6 +90,8 @@ __all__ = [
     "set_relative_precision",
     "spearman",
     "success",
+    "surprisal",
     "unjudged",
+    "unseen",
     "utility",
 ]
