@@ -257,6 +257,22 @@ class _MetricMethods(Generic[ResultT]):
         """``aclt@k``: number of the top ``k`` in the long tail (needs ``train=``)."""
         return self._one("aclt", k, options)
 
+    def coverage(self, k: Cutoff, **options: Any) -> ResultT:
+        """``coverage@k``: share of the catalog recommended (per system; ``catalog=``)."""
+        return self._one("coverage", k, options)
+
+    def entropy(self, k: Cutoff, **options: Any) -> ResultT:
+        """``entropy@k``: distributional coverage of the recommended items (per system)."""
+        return self._one("entropy", k, options)
+
+    def gini(self, k: Cutoff, **options: Any) -> ResultT:
+        """``gini@k``: inequality of the items' exposure (per system; lower is better)."""
+        return self._one("gini", k, options)
+
+    def personalization(self, k: Cutoff, **options: Any) -> ResultT:
+        """``personalization@k``: how different the users' lists are (per system)."""
+        return self._one("personalization", k, options)
+
 
 class _FrameNamespace(_MetricMethods[FrameT]):
     """``df.rank_eval`` / ``lf.rank_eval``: one method per metric plus :meth:`evaluate`.

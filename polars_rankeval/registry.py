@@ -125,6 +125,10 @@ _FAMILIES: dict[str, _Family] = {
     "arp": _Family(m.arp, "required"),
     "aplt": _Family(m.aplt, "required"),
     "aclt": _Family(m.aclt, "required"),
+    "coverage": _Family(m.coverage, "required"),
+    "entropy": _Family(m.entropy, "required"),
+    "gini": _Family(m.gini, "required"),
+    "personalization": _Family(m.personalization, "required"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.

@@ -17,6 +17,7 @@ from polars_rankeval.metrics.average_precision import (
 from polars_rankeval.metrics.bpref import bpref
 from polars_rankeval.metrics.correlation import kendall_tau, spearman
 from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
+from polars_rankeval.metrics.coverage import coverage, entropy, gini, personalization
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
 from polars_rankeval.metrics.dcg import dcg, ndcg
 from polars_rankeval.metrics.geometric import gm_bpref, gm_map
@@ -50,12 +51,15 @@ __all__ = [
     "average_precision",
     "bin_g",
     "bpref",
+    "coverage",
     "dcg",
     "eleven_pt_avg",
+    "entropy",
     "err",
     "f1",
     "first_relevant_position",
     "g",
+    "gini",
     "gm_bpref",
     "gm_map",
     "hits",
@@ -74,6 +78,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "personalization",
     "precision",
     "r_precision",
     "r_precision_mult",
