@@ -273,6 +273,18 @@ class _MetricMethods(Generic[ResultT]):
         """``personalization@k``: how different the users' lists are (per system)."""
         return self._one("personalization", k, options)
 
+    def auc(self, k: Cutoff = None, **options: Any) -> ResultT:
+        """``auc`` or ``auc@k``: per-query ROC AUC of the judged rows."""
+        return self._one("auc", k, options)
+
+    def fall_out(self, k: Cutoff, **options: Any) -> ResultT:
+        """``fall_out@k``: share of the non-relevant rows retrieved in the top ``k``."""
+        return self._one("fall_out", k, options)
+
+    def gauc(self, **options: Any) -> ResultT:
+        """``gauc``: per-user AUC, weighted into one value per system."""
+        return self._one("gauc", None, options)
+
 
 class _FrameNamespace(_MetricMethods[FrameT]):
     """``df.rank_eval`` / ``lf.rank_eval``: one method per metric plus :meth:`evaluate`.

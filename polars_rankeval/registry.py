@@ -129,6 +129,9 @@ _FAMILIES: dict[str, _Family] = {
     "entropy": _Family(m.entropy, "required"),
     "gini": _Family(m.gini, "required"),
     "personalization": _Family(m.personalization, "required"),
+    "auc": _Family(m.auc, "optional"),
+    "fall_out": _Family(m.fall_out, "required"),
+    "gauc": _Family(m.gauc, "none"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.

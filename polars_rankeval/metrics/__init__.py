@@ -15,6 +15,7 @@ from polars_rankeval.metrics.average_precision import (
     reciprocal_rank,
 )
 from polars_rankeval.metrics.bpref import bpref
+from polars_rankeval.metrics.classification import auc, fall_out, gauc
 from polars_rankeval.metrics.correlation import kendall_tau, spearman
 from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.coverage import coverage, entropy, gini, personalization
@@ -48,6 +49,7 @@ __all__ = [
     "aclt",
     "aplt",
     "arp",
+    "auc",
     "average_precision",
     "bin_g",
     "bpref",
@@ -57,8 +59,10 @@ __all__ = [
     "entropy",
     "err",
     "f1",
+    "fall_out",
     "first_relevant_position",
     "g",
+    "gauc",
     "gini",
     "gm_bpref",
     "gm_map",
