@@ -218,11 +218,29 @@ def per_query_plan(
         return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
 
     kept = [HAS_RELEVANT] if settings.empty_queries == "drop" else []
-    return checked.select(
+    frame = checked.select(
         *columns.partition,
         *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
         *kept,
-    ).sort(columns.partition)
+    )
+    frame = _finished(frame, resolved, columns.partition, tables)
+    return frame.sort(columns.partition)
+
+
+def _finished(
+    frame: pl.LazyFrame,
+    resolved: list[tuple[str, Metric]],
+    partition: list[str],
+    tables: Tables,
+) -> pl.LazyFrame:
+    """Replace the hidden values of metrics with a ``finish`` step by their real values."""
+    order = frame.collect_schema().names()
+    for label, metric in resolved:
+        if metric.finish is None:
+            continue
+        done = metric.finish(frame.select(*partition, label), partition, label, tables)
+        frame = frame.drop(label).join(done, on=partition, how="left", nulls_equal=True)
+    return frame.select(order) if any(m.finish for _, m in resolved) else frame
 
 
 def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:

@@ -285,6 +285,22 @@ class _MetricMethods(Generic[ResultT]):
         """``gauc``: per-user AUC, weighted into one value per system."""
         return self._one("gauc", None, options)
 
+    def ild(self, k: Cutoff, **options: Any) -> ResultT:
+        """``ild@k``: intra-list diversity (``items=`` features or ``train=`` co-occurrence)."""
+        return self._one("ild", k, options)
+
+    def categorical_diversity(self, k: Cutoff, **options: Any) -> ResultT:
+        """``categorical_diversity@k``: distinct categories of the top ``k`` over ``k``."""
+        return self._one("categorical_diversity", k, options)
+
+    def serendipity(self, k: Cutoff, **options: Any) -> ResultT:
+        """``serendipity@k``: relevant items unlike the user's train history."""
+        return self._one("serendipity", k, options)
+
+    def unexpectedness(self, k: Cutoff, **options: Any) -> ResultT:
+        """``unexpectedness@k``: share of the top ``k`` not in the ``baseline=`` system's."""
+        return self._one("unexpectedness", k, options)
+
 
 class _FrameNamespace(_MetricMethods[FrameT]):
     """``df.rank_eval`` / ``lf.rank_eval``: one method per metric plus :meth:`evaluate`.

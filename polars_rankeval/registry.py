@@ -132,6 +132,10 @@ _FAMILIES: dict[str, _Family] = {
     "auc": _Family(m.auc, "optional"),
     "fall_out": _Family(m.fall_out, "required"),
     "gauc": _Family(m.gauc, "none"),
+    "ild": _Family(m.ild, "required"),
+    "categorical_diversity": _Family(m.categorical_diversity, "required"),
+    "serendipity": _Family(m.serendipity, "required"),
+    "unexpectedness": _Family(m.unexpectedness, "required"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.

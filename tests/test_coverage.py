@@ -102,7 +102,7 @@ def test_brute_force_per_system(k: int) -> None:
 def test_beside_a_label_metric_the_same_queries_count() -> None:
     # With ndcg in the same call, only lists with a judgment are evaluated (trec_eval's rule),
     # and the per-system metrics count those lists too: every column covers one query set.
-    log, train = generated(seed=9)
+    log, _train = generated(seed=9)
     judged = log.filter(pl.col("relevance").is_not_null().any().over("system", "query"))
     assert judged.height < log.height
     mixed = rke.evaluate(log, ["ndcg@5", "coverage@3", "gini@3"], by="system", catalog=50)
@@ -111,7 +111,7 @@ def test_beside_a_label_metric_the_same_queries_count() -> None:
 
 
 def test_per_system_metrics_are_declared_and_refused_where_they_mean_nothing() -> None:
-    log, train = generated(seed=9)
+    log, _train = generated(seed=9)
     metric = rke.parse_metric("gini@5")
     assert (metric.level, metric.direction) == ("system", "lower")
     with pytest.warns(rke.PerSystemMetricWarning):

@@ -60,7 +60,7 @@ import polars as pl
 
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
-from polars_rankeval.compare._bootstrap import bootstrap
+from polars_rankeval.compare._bootstrap import bootstrap as bootstrap
 from polars_rankeval.compare._corrections import Correction, adjust
 from polars_rankeval.compare._pairing import (
     SYSTEM_SEPARATOR as SYSTEM_SEPARATOR,

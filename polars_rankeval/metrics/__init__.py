@@ -21,6 +21,12 @@ from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.coverage import coverage, entropy, gini, personalization
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
 from polars_rankeval.metrics.dcg import dcg, ndcg
+from polars_rankeval.metrics.diversity import (
+    categorical_diversity,
+    ild,
+    serendipity,
+    unexpectedness,
+)
 from polars_rankeval.metrics.geometric import gm_bpref, gm_map
 from polars_rankeval.metrics.interpolated import (
     eleven_pt_avg,
@@ -53,6 +59,7 @@ __all__ = [
     "average_precision",
     "bin_g",
     "bpref",
+    "categorical_diversity",
     "coverage",
     "dcg",
     "eleven_pt_avg",
@@ -67,6 +74,7 @@ __all__ = [
     "gm_bpref",
     "gm_map",
     "hits",
+    "ild",
     "inferred_average_precision",
     "iprec_at_recall",
     "iprec_at_recall_levels",
@@ -92,6 +100,7 @@ __all__ = [
     "reciprocal_rank",
     "relative_precision",
     "rndcg",
+    "serendipity",
     "set_f",
     "set_map",
     "set_precision",
@@ -100,6 +109,7 @@ __all__ = [
     "spearman",
     "success",
     "surprisal",
+    "unexpectedness",
     "unjudged",
     "unseen",
     "utility",

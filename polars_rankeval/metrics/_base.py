@@ -36,6 +36,9 @@ Level = Literal["query", "system"]
 # A per-system metric's reduction: (per-query frame, by keys, its column, tables) -> one row
 # per by group (exactly one row when by is empty) with columns by + [column].
 SystemReduce = Callable[[pl.LazyFrame, Sequence[str], str, Tables], pl.LazyFrame]
+# A per-query metric's finishing step: (per-query frame with its hidden value, the list keys,
+# its column, tables) -> the list keys + [column] with the real per-query value.
+Finish = Callable[[pl.LazyFrame, Sequence[str], str, Tables], pl.LazyFrame]
 
 
 def _no_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
@@ -90,6 +93,11 @@ class Metric:
         Whether the value depends on the relevance labels. When no metric of an evaluation
         reads them (coverage, novelty, diversity ...), the relevance column may be absent and
         every query with a retrieved row is evaluated, judged or not.
+    finish
+        For a per-query metric whose value needs a table joined to the list as a whole (the
+        pairs of its items, for diversity): ``value`` gives a hidden per-query value (e.g. the
+        set of top-k items) and ``finish`` turns the per-query frame into the real values,
+        keyed by the list (the rows it does not return get null).
     reduce
         For ``level="system"``: combines the hidden per-query values (``value``, e.g. a list
         of top-k items or an (AUC, weight) struct) into one value per ``by`` group. The
@@ -118,6 +126,7 @@ class Metric:
     inputs: tuple[RowInput, ...] = ()
     reads_labels: bool = True
     reduce: SystemReduce | None = None
+    finish: Finish | None = None
 
     @property
     def higher_is_better(self) -> bool | None:
