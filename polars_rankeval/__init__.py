@@ -27,6 +27,7 @@ from polars_rankeval.errors import (
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.expr import metric_expr
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
+from polars_rankeval.lists import from_lists
 from polars_rankeval.metrics import Metric
 from polars_rankeval.registry import known_metrics, parse_metric
 from polars_rankeval.report import Report, report
@@ -54,6 +55,7 @@ __all__ = [
     "compare",
     "compare_per_query",
     "evaluate",
+    "from_lists",
     "join_run_qrels",
     "known_metrics",
     "metric_expr",

@@ -117,12 +117,17 @@ def check_schema(
         wanted.append(("relevance", columns.relevance))
     if need_score:
         wanted.append(("score", columns.score))
+    from polars_rankeval.lists import list_shaped
+
+    hint = list_shaped(schema, columns)
     for option, name in wanted:
         if name not in schema:
             msg = (
                 f"column {name!r} (option {option}=) is not in the input; "
                 f"columns present: {present}"
             )
+            if hint:
+                msg += f"; {hint}"
             raise ColumnNotFoundError(msg)
     if need_score:
         score_dtype = schema[columns.score]
@@ -147,6 +152,8 @@ def check_schema(
         dtype = schema[name]
         if dtype.is_nested() or dtype == pl.Null:
             msg = f"column {name!r} ({option} id) must be a scalar id (str, int, ...), got {dtype}"
+            if hint:
+                msg += f"; {hint}"
             raise ColumnTypeError(msg)
 
 

@@ -36,6 +36,7 @@ from polars_rankeval.conventions import (
     get_convention,
 )
 from polars_rankeval.errors import EmptyQueriesWarning, InvalidOptionError, PerSystemMetricWarning
+from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.meaning import summary_expr
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
@@ -678,7 +679,8 @@ def evaluate(
         raise InvalidOptionError(msg)
     resolved = resolve_metrics(metrics, preset)
     data = as_polars(data)  # type: ignore[assignment]
-    lf = data.lazy()
+    # a frame of per-user lists (the item column is a list column) becomes the long format
+    lf, _ = maybe_from_lists(data.lazy(), columns)
     lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
     tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)

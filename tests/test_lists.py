@@ -1,0 +1,114 @@
+"""List-shaped input: rke.from_lists and evaluate on per-user list columns."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankeval as rke
+
+RECS = pl.DataFrame(
+    {
+        "model": ["m", "m", "m"],
+        "user": [1, 2, 3],
+        "predicted": [["a", "b", "c"], ["d", "e"], []],
+        "actual": [["b", "z"], ["q"], ["a"]],
+    }
+)
+
+
+def test_long_rows_by_hand() -> None:
+    long = rke.from_lists(RECS, recommended="predicted", relevant="actual").sort("user", "item")
+    assert long.rows() == [
+        ("m", 1, "a", 3.0, 0),
+        ("m", 1, "b", 2.0, 1),
+        ("m", 1, "c", 1.0, 0),
+        ("m", 1, "z", None, 1),  # relevant, not recommended: judged, unretrieved
+        ("m", 2, "d", 2.0, 0),
+        ("m", 2, "e", 1.0, 0),
+        ("m", 2, "q", None, 1),
+        ("m", 3, "a", None, 1),  # nothing recommended
+    ]
+    assert long.columns == ["model", "user", "item", "score", "relevance"]
+
+
+def test_lazy_equals_eager_and_nothing_is_read_early() -> None:
+    lazy = rke.from_lists(RECS.lazy(), recommended="predicted", relevant="actual")
+    assert isinstance(lazy, pl.LazyFrame)
+    eager = rke.from_lists(RECS, recommended="predicted", relevant="actual")
+    assert_frame_equal(lazy.collect().sort("user", "item"), eager.sort("user", "item"))
+
+
+def test_labels_scores_and_arrays() -> None:
+    recs = pl.DataFrame(
+        {
+            "user": [1, 1],
+            "system": ["x", "y"],
+            "recommended": [[10, 20], [20, 30]],
+            "labels": [[2, 0], [0, 1]],
+            "scores": [[0.1, 0.9], [0.5, 0.4]],
+        }
+    ).with_columns(pl.col("recommended").cast(pl.Array(pl.Int64, 2)))
+    long = rke.from_lists(recs, labels="labels", scores="scores").sort("system", "item")
+    assert long.select("system", "item", "score", "relevance").rows() == [
+        ("x", 10, 0.1, 2),
+        ("x", 20, 0.9, 0),
+        ("y", 20, 0.5, 0),
+        ("y", 30, 0.4, 1),
+    ]
+    unlabelled = rke.from_lists(recs)
+    assert unlabelled["relevance"].null_count() == 4
+
+
+def test_metrics_on_lists_by_hand() -> None:
+    # user 1: a b c, relevant {b, z}; user 2: d e, relevant {q}; user 3: nothing, relevant {a}
+    out = rke.evaluate(
+        RECS, ["recall@2", "p@2", "ndcg@3"], query="user", item="predicted", relevance="actual"
+    )
+    idcg = 1 + 1 / math.log2(3)
+    # trec_eval's rule skips user 3 (judged, nothing retrieved): means over users 1 and 2
+    skipped = (0.5 / 2, 0.5 / 2, (1 / math.log2(3) / idcg) / 2)
+    assert out.row(0) == pytest.approx(skipped, rel=1e-12)
+    expected = (0.5 / 3, 0.5 / 3, (1 / math.log2(3) / idcg) / 3)
+    via = rke.evaluate(
+        rke.from_lists(RECS, recommended="predicted", relevant="actual"),
+        ["recall@2", "p@2", "ndcg@3"],
+        query="user",
+        missing_queries="zero",
+    )
+    assert via.row(0) == pytest.approx(expected, rel=1e-12)
+
+
+def test_errors_and_the_hint() -> None:
+    with pytest.raises(rke.ColumnNotFoundError, match=r"rke\.from_lists\(frame, query='user'"):
+        rke.evaluate(RECS, ["ndcg@3"], query="user")
+    with pytest.raises(rke.ColumnTypeError, match="must be a list column"):
+        rke.from_lists(RECS, recommended="model")
+    with pytest.raises(rke.ColumnNotFoundError, match="option relevant="):
+        rke.from_lists(RECS, recommended="predicted", relevant="nope")
+    with pytest.raises(rke.ColumnValueError, match="not both"):
+        rke.from_lists(RECS, recommended="predicted", relevant="actual", labels="actual")
+    bad = pl.DataFrame({"user": [1, 2], "recommended": [["a"], ["b", "c"]], "labels": [[1], [1]]})
+    with pytest.raises(rke.ColumnValueError, match=r"user 2 has 2 recommended items and 1 labels"):
+        rke.from_lists(bad, labels="labels")
+    with pytest.raises(rke.ColumnValueError, match="user 2"):
+        rke.from_lists(bad.lazy(), labels="labels").collect()
+
+
+def test_command_line_reads_list_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from polars_rankeval.cli import main
+
+    path = tmp_path / "recs.parquet"
+    RECS.write_parquet(path)
+    code = main(
+        [str(path), "--query", "user", "--item", "predicted", "--relevance", "actual", "-m", "p@2"]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "0.2500" in out  # users 1 and 2 (user 3 got no list: skipped, as trec_eval)
