@@ -15,6 +15,7 @@ trec_eval's tie rule (or the tool's own tie-averaging where it has one).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -23,7 +24,17 @@ from polars_rankeval._options import check_choice
 from polars_rankeval.errors import InvalidOptionError
 
 ConventionName = Literal[
-    "trec_eval", "sklearn", "ranx", "torchmetrics", "spark", "recommenders", "ir_measures"
+    "trec_eval",
+    "sklearn",
+    "ranx",
+    "torchmetrics",
+    "spark",
+    "recommenders",
+    "ir_measures",
+    "evidently",
+    "recbole",
+    "replay",
+    "torchrec",
 ]
 NegativeLabels = Literal["unjudged", "nonrelevant"]
 Unretrieved = Literal["count", "drop"]
@@ -109,8 +120,12 @@ CONVENTIONS: dict[str, Convention] = {
     "torchmetrics": Convention(
         "torchmetrics",
         families=frozenset({"p", "recall", "hit_rate", "success", "map", "mrr", "ndcg"})
-        | frozenset({"r_precision"}),
+        | frozenset({"r_precision", "auc", "fall_out"}),
         metric_defaults={
+            # RetrievalAUROC scores a one-class query 0; RetrievalFallOut's default
+            # empty_target_action="pos" scores a query without negatives 1
+            "auc": {"empty": "zero"},
+            "fall_out": {"empty": "one"},
             "ndcg": {"ties": "expected"},
             "map": {"denominator": "hits", "nonpositive_scores": "nonrelevant"},
             "p": {"nonpositive_scores": "nonrelevant"},
@@ -131,9 +146,69 @@ CONVENTIONS: dict[str, Convention] = {
     # defaults to binary gain; map_at_k divides by min(R, k).
     "recommenders": Convention(
         "recommenders",
-        families=frozenset({"p", "recall", "map", "ndcg", "r_precision"}),
-        metric_defaults={"ndcg": {"gain": "binary"}, "map": {"denominator": "min_k_R"}},
+        families=frozenset({"p", "recall", "map", "ndcg", "r_precision"})
+        | frozenset({"novelty", "coverage", "entropy", "ild", "serendipity"}),
+        metric_defaults={
+            "ndcg": {"gain": "binary"},
+            "map": {"denominator": "min_k_R"},
+            # historical_item_novelty: -log2(interactions of i / train rows)
+            "novelty": {"popularity": "interactions"},
+            # catalog_coverage: distinct recommended items / distinct train items
+            "coverage": {"of": "train", "intersect": False},
+            # distributional_coverage: entropy in bits
+            "entropy": {"base": 2.0, "normalize": "none"},
+            # diversity and serendipity default to item co-occurrence similarity
+            "ild": {"similarity": "cooccurrence", "normalize": "pairs"},
+            "serendipity": {"similarity": "cooccurrence"},
+        },
         settings={"relevance_level": 0},
+    ),
+    # Evidently's recsys metrics (legacy/metrics/recsys): popularity counts distinct train
+    # users; items absent from train are dropped from ARP and novelty (MIUF); Gini over the
+    # recommended items; ILD sums cosine distances over pairs and divides by the list length.
+    "evidently": Convention(
+        "evidently",
+        families=frozenset({"arp", "novelty", "coverage", "gini", "personalization", "ild"}),
+        metric_defaults={
+            "arp": {"popularity": "users", "absent": "drop"},
+            "novelty": {"popularity": "users"},
+            "coverage": {"of": "train", "intersect": True},
+            "gini": {"over": "recommended"},
+            "ild": {"similarity": "features", "normalize": "length"},
+        },
+    ),
+    # RecBole (evaluator/metrics.py): ItemCoverage and GiniIndex over the whole catalog,
+    # ShannonEntropy in nats divided by the distinct recommended items, AveragePopularity from
+    # interaction counts, TailPercentage, GAUC weighted by positives.
+    "recbole": Convention(
+        "recbole",
+        families=frozenset({"coverage", "gini", "entropy", "arp", "aplt", "gauc"}),
+        metric_defaults={
+            "coverage": {"of": "catalog"},
+            "gini": {"over": "catalog"},
+            "entropy": {"base": math.e, "normalize": "distinct"},
+            "arp": {"popularity": "interactions", "absent": "zero"},
+            "aplt": {"tail": 0.1},
+            "gauc": {"weights": "positives", "tie_credit": 0.5, "identical": "keep"},
+        },
+    ),
+    # RePlay (replay/metrics): Surprisal, Novelty (= the unseen share), Coverage over the
+    # train items, CategoricalDiversity, Unexpectedness against a baseline's list.
+    "replay": Convention(
+        "replay",
+        families=frozenset(
+            {"surprisal", "unseen", "coverage", "categorical_diversity", "unexpectedness"}
+        ),
+        metric_defaults={"coverage": {"of": "train", "intersect": True}},
+    ),
+    # TorchRec's GAUC (session AUC): the unweighted mean over sessions; no half credit for
+    # tied scores (argsort); sessions with one class or identical predictions are skipped.
+    "torchrec": Convention(
+        "torchrec",
+        families=frozenset({"gauc"}),
+        metric_defaults={
+            "gauc": {"weights": "equal", "tie_credit": 0.0, "identical": "skip"},
+        },
     ),
     # ir_measures (default provider pipeline): most measures go to pytrec_eval (trec_eval's
     # rules). RR@k goes to the MS MARCO script and Judged@k to its own provider, both sorting by

@@ -25,7 +25,8 @@ Metrics:
   (``category=`` a column of ``items=``; a List column gives several categories per item).
 * ``serendipity@k`` (Recommenders ``serendipity``): for each top-k item ``i``,
   ``(1 − mean_j sim(i, j)) × rel(i)`` over the user's train items ``j`` (``rel`` 1 for a
-  relevant item, else 0), averaged over the top-k items; users without train history have
+  relevant item with a positive label, else 0; graded labels count 1, where Recommenders
+  multiplies by the label), averaged over the top-k items; users without train history have
   none.
 * ``unexpectedness@k(baseline=...)`` (RePlay): ``1 − |top-k ∩ baseline's top-k| / k``
   against another system of the same log (a value of the single ``by`` column) for the same
@@ -338,7 +339,9 @@ def serendipity(
     def partials(ctx: RankingContext) -> Partials:
         return {
             top_key: _item_set(ctx, ctx.within(k)),
-            rel_key: _item_set(ctx, ctx.within(k) & ctx.relevant),
+            # a positive relevant label: label 0 never counts, even with relevance_level=0
+            # (Recommenders multiplies by the label, so its 0 adds nothing)
+            rel_key: _item_set(ctx, ctx.within(k) & ctx.relevant & (ctx.label > 0)),
         }
 
     def value(p: Lookup) -> pl.Expr:
