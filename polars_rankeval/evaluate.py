@@ -224,24 +224,31 @@ def per_query_plan(
         *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
         *kept,
     )
-    frame = _finished(frame, resolved, columns.partition, tables)
     return frame.sort(columns.partition)
 
 
-def _finished(
+def finish_all(
     frame: pl.LazyFrame,
     resolved: list[tuple[str, Metric]],
-    partition: list[str],
+    partition: Sequence[str],
     tables: Tables,
 ) -> pl.LazyFrame:
-    """Replace the hidden values of metrics with a ``finish`` step by their real values."""
+    """Replace the hidden values of metrics with a ``finish`` step by their real values.
+
+    Run over the collected per-query frame (one row per list, small): each finishing step
+    reads it more than once (its pairs, its sizes), which over the raw log would repeat the
+    whole ranking.
+    """
+    partition = list(partition)
     order = frame.collect_schema().names()
     for label, metric in resolved:
         if metric.finish is None:
             continue
         done = metric.finish(frame.select(*partition, label), partition, label, tables)
         frame = frame.drop(label).join(done, on=partition, how="left", nulls_equal=True)
-    return frame.select(order) if any(m.finish for _, m in resolved) else frame
+    if not any(metric.finish for _, metric in resolved):
+        return frame
+    return frame.select(order).sort(partition)  # the joins do not keep the rows' order
 
 
 def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:
@@ -514,7 +521,9 @@ def summary(
     return result.sort(list(by)) if by else result
 
 
-def per_query_only(per_query: FrameT, resolved: list[tuple[str, Metric]]) -> FrameT:
+def per_query_only(
+    per_query: FrameT, resolved: list[tuple[str, Metric]], *, stacklevel: int = 3
+) -> FrameT:
     """The per-query frame without per-system metrics' hidden values, warning about them."""
     hidden = [label for label, metric in resolved if metric.level == "system"]
     if not hidden:
@@ -526,7 +535,7 @@ def per_query_only(per_query: FrameT, resolved: list[tuple[str, Metric]]) -> Fra
         + ("it" if len(hidden) == 1 else "them")
         + " out; evaluate(..., per_query=False) gives one value per system (by group)",
         PerSystemMetricWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return per_query.drop(hidden)
 
@@ -698,6 +707,15 @@ def evaluate(
         if passes == 1
         else _in_passes(lf, columns, plan_for, passes, progress=progress, spill_dir=spill_dir)
     )
+
+    def finished(per_query_frame: pl.DataFrame, stacklevel: int) -> pl.DataFrame:
+        """The raw per-query rows to the result: finishing steps, dropped lists, summary."""
+        lazy = finish_all(per_query_frame.lazy(), resolved, columns.partition, tables)
+        done = drop_empty_queries(lazy.collect(), stacklevel=stacklevel + 1)
+        if per_query:
+            return per_query_only(done, resolved, stacklevel=stacklevel + 1)
+        return summary(done.lazy(), resolved, columns.by, tables).collect()
+
     if isinstance(data, pl.DataFrame):
         if passes == 1:
             per_query_frame = plan.collect(engine=engine)
@@ -708,30 +726,36 @@ def evaluate(
             warn_if_empty(per_query_frame, lf, columns)
         if per_query and _hidden:
             return per_query_frame
-        per_query_frame = drop_empty_queries(per_query_frame)
-        if per_query:
-            return per_query_only(per_query_frame, resolved)
-        return summary(per_query_frame.lazy(), resolved, columns.by, tables).collect(engine=engine)
+        return finished(per_query_frame, stacklevel=3)
     if per_query and _hidden:
         return plan
-    if settings.empty_queries == "drop":
-        # The dropped lists are counted when the plan runs: the per-query rows (one per
-        # list, small) are collected by the streaming engine, then filtered.
-        plan = _dropping(plan)
+    if not _needs_per_query_frame(resolved, settings):
+        # every metric is a plain aggregation of its list: one lazy, streaming plan
+        return plan if per_query else summary(plan, resolved, columns.by, tables)
+    # Per-system metrics, finishing steps and dropped lists work on the per-query rows (one
+    # per list, small): the ranking plan runs once on the streaming engine, the rest on its
+    # result, when the LazyFrame is collected.
+    hidden_schema = pl.LazyFrame(schema=plan.collect_schema())
+    expected = finish_all(hidden_schema, resolved, columns.partition, tables)
+    if HAS_RELEVANT in expected.collect_schema():
+        expected = expected.drop(HAS_RELEVANT)
     if per_query:
-        return per_query_only(plan, resolved)
-    return summary(plan, resolved, columns.by, tables)
-
-
-def _dropping(plan: pl.LazyFrame) -> pl.LazyFrame:
-    """``plan`` with empty lists dropped and counted when it is collected."""
-    schema = plan.collect_schema()
-    kept = pl.Schema({name: dtype for name, dtype in schema.items() if name != HAS_RELEVANT})
+        system = [label for label, metric in resolved if metric.level == "system"]
+        schema = expected.drop(system).collect_schema()
+    else:
+        schema = summary(expected, resolved, columns.by, tables).collect_schema()
 
     def run() -> pl.DataFrame:
-        return drop_empty_queries(plan.collect(engine="streaming"), stacklevel=2)
+        return finished(plan.collect(engine="streaming"), stacklevel=2)
 
-    return pl.defer(run, schema=kept)
+    return pl.defer(run, schema=schema)
+
+
+def _needs_per_query_frame(resolved: list[tuple[str, Metric]], settings: Settings) -> bool:
+    """Whether the result needs the collected per-query rows (not one streaming plan)."""
+    return settings.empty_queries == "drop" or any(
+        metric.finish is not None or metric.level == "system" for _, metric in resolved
+    )
 
 
 def with_optional_relevance(

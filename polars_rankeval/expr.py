@@ -26,6 +26,7 @@ from polars_rankeval.evaluate import (
     HAS_RELEVANT,
     EmptyQueries,
     MissingQueries,
+    finish_all,
     per_query_plan,
     reads_labels,
     settings_for,
@@ -204,6 +205,7 @@ def metric_expr(
         plan = per_query_plan(
             long.lazy(), columns, resolved, settings, checked_in="agg", tables=tables
         )
+        plan = finish_all(plan.collect().lazy(), resolved, columns.partition, tables)
         if settings.empty_queries == "drop":
             plan = plan.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT)
         combined = summary_of(label, chosen)

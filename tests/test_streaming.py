@@ -98,13 +98,76 @@ def _family(name: str) -> str:
         try:
             metric = rke.parse_metric(f"{name}@5")
         except rke.InvalidOptionError:
-            metric = rke.parse_metric(f"{name}(level=0.5)")
+            try:
+                metric = rke.parse_metric(f"{name}(level=0.5)")
+            except rke.InvalidOptionError:  # unexpectedness needs its baseline
+                metric = rke.parse_metric(f"{name}@5(baseline=A)")
     return metric.name.partition("@")[0]
 
 
+# Metrics that read extra tables (train=, items=, catalog=), checked in
+# test_beyond_accuracy_streams; unexpectedness compares with system "A".
+BEYOND_ACCURACY = [
+    "novelty@5",
+    "novelty@5(popularity=users)",
+    "surprisal@5",
+    "unseen@5",
+    "arp@5",
+    "arp@5(normalize=True)",
+    "aplt@5",
+    "aclt@5(tail=2)",
+    "coverage@5",
+    "coverage@5(of=train)",
+    "entropy@5",
+    "gini@5",
+    "gini@5(over=catalog)",
+    "personalization@5",
+    "auc",
+    "fall_out@5",
+    "gauc",
+    "ild@5",
+    "ild@5(similarity=cooccurrence)",
+    "categorical_diversity@5(category=genre)",
+    "serendipity@5",
+    "unexpectedness@5(baseline=A)",
+]
+TRAIN = pl.DataFrame({"query": ["q1", "q1", "q2", "q9"], "item": ["a", "b", "a", "e"]})
+ITEMS = pl.DataFrame(
+    {
+        "item": ["a", "b", "c", "d", "e", "f", "z"],
+        "embedding": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.2], [0.0, 0.0], [2, 1], [1, 3]],
+        "genre": ["x", "y", "x", "z", "y", "x", "z"],
+    }
+)
+
+
 def test_every_family_is_covered() -> None:
-    covered = {_family(metric) for metric in METRICS}
+    covered = {_family(metric) for metric in METRICS + BEYOND_ACCURACY}
     assert {_family(name) for name in rke.known_metrics()} <= covered
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_beyond_accuracy_streams(log_path: Path, per_query: bool) -> None:
+    """The ranking plan over the log streams; the rest runs on its per-query rows.
+
+    Per-system metrics and finishing steps (diversity) need the per-query rows as a whole, so a
+    LazyFrame result collects the streaming ranking plan once and finishes on its result
+    (small: one row per list); ``_hidden=True`` exposes that ranking plan.
+    """
+    metrics = [
+        name
+        for name in BEYOND_ACCURACY
+        if not (per_query and rke.parse_metric(name).level == "system")
+    ]
+    tables = {"train": TRAIN.lazy(), "items": ITEMS.lazy(), "catalog": 10}
+    scan = pl.scan_parquet(log_path)
+    ranking = one_pass(scan, metrics, by="system", per_query=True, _hidden=True, **tables)
+    assert isinstance(ranking, pl.LazyFrame)
+    assert_streams(ranking)
+    plan = one_pass(scan, metrics, by="system", per_query=per_query, **tables)
+    assert isinstance(plan, pl.LazyFrame)
+    eager = rke.evaluate(LOG, metrics, by="system", per_query=per_query, **tables)
+    assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
 
 
 @pytest.fixture

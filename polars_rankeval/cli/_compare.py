@@ -24,7 +24,7 @@ from polars_rankeval.cli._constants import (
     CompareFormat,
 )
 from polars_rankeval.cli._errors import CliError
-from polars_rankeval.cli._evaluation import _limit_items, _metric_plan, _per_query
+from polars_rankeval.cli._evaluation import _limit_items, _metric_plan, _per_query, _tables
 from polars_rankeval.cli._inputs import (
     _check_output,
     _input_errors_named,
@@ -34,7 +34,7 @@ from polars_rankeval.cli._inputs import (
 from polars_rankeval.cli._output import _text_table, _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
 from polars_rankeval.compare._pairing import check_pairable, system_names
-from polars_rankeval.evaluate import drop_empty_queries, settings_for
+from polars_rankeval.evaluate import drop_empty_queries, finish_all, settings_for
 from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
 from polars_rankeval.report import report
@@ -183,7 +183,10 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(specs, preset)
     check_pairable([label for label, _ in resolved], dict(resolved))
-    per_query, names = _per_query(args, _limit_items(args, data, by), by, specs)
+    limited = _limit_items(args, data, by)
+    per_query, names = _per_query(args, limited, by, specs)
+    tables = _tables(args, limited, names, by)
+    per_query = finish_all(per_query.lazy(), resolved, [*by, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)  # pairable metrics only: nothing else hidden
     # What compare() does after evaluate(): every column besides the keys is a metric.
     labels = [name for name in per_query.columns if name not in (*by, names["query"])]

@@ -21,6 +21,7 @@ from polars_rankeval.errors import EmptyEvaluationWarning
 from polars_rankeval.evaluate import (
     drop_empty_queries,
     evaluate,
+    finish_all,
     per_query_only,
     settings_for,
     summary,
@@ -111,8 +112,9 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
     # The same preset evaluate used, so each column gets its metric's summary rule.
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(specs, preset)
-    per_query = drop_empty_queries(per_query)
     tables = _tables(args, data, names, by)
+    per_query = finish_all(per_query.lazy(), resolved, [*by, names["query"]], tables).collect()
+    per_query = drop_empty_queries(per_query)
     means = summary(per_query.lazy(), resolved, by, tables).collect()
     if args.per_query:  # per-system metrics have no per-query rows (a warning says so)
         per_query = per_query_only(per_query, resolved)

@@ -19,7 +19,13 @@ import polars as pl
 from polars_rankeval._columns import as_polars, make_columns
 from polars_rankeval.compare._pairing import resolve_baseline, system_names
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.evaluate import drop_empty_queries, evaluate, settings_for, summary
+from polars_rankeval.evaluate import (
+    drop_empty_queries,
+    evaluate,
+    finish_all,
+    settings_for,
+    summary,
+)
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.tables import Tables, make_tables
@@ -118,7 +124,6 @@ def bootstrap(
     per_query = evaluate(
         data, metrics, per_query=True, by=keys, _hidden=True, **evaluate_keywords
     ).collect()
-    per_query = drop_empty_queries(per_query)
     columns = make_columns(
         query=query,
         item=item,
@@ -127,6 +132,8 @@ def bootstrap(
         by=keys,
     )
     tables = make_tables(data.collect_schema(), columns, **table_keywords)
+    per_query = finish_all(per_query.lazy(), resolved, [*keys, query], tables).collect()
+    per_query = drop_empty_queries(per_query)
     observed = _values(per_query, resolved, keys, tables)
     observed = observed.with_columns(system_names(keys).alias(_SYSTEM))
     systems = observed[_SYSTEM].to_list()

@@ -228,6 +228,30 @@ _MAX_POPULARITY = RowInput("train_max_popularity", "train", _add_max_popularity)
 _IN_TAIL = "__rke_in_tail"
 
 
+def _lower_quantile(counts: pl.LazyFrame, tail: float) -> pl.LazyFrame:
+    """The ``tail``-quantile (lower) of the items' counts, as a one-row ``threshold`` frame.
+
+    The count at sorted position ``floor(tail * (n - 1))``: the smallest distinct count that
+    at least ``position + 1`` items do not exceed (a small self-join of the distinct counts;
+    a plain quantile is not a streaming operation).
+    """
+    values = counts.group_by("count").agg(pl.len().alias("items"))
+    at_most = (
+        values.join(values.rename({"count": "other", "items": "other_items"}), how="cross")
+        .filter(pl.col("other") <= pl.col("count"))
+        .group_by("count")
+        .agg(pl.col("other_items").sum().alias("at_most"))
+    )
+    position = values.select(
+        ((pl.col("items").sum() - 1).cast(pl.Float64) * tail).floor().alias("position")
+    )
+    return (
+        at_most.join(position, how="cross")
+        .filter(pl.col("at_most") > pl.col("position"))
+        .select(pl.col("count").min().cast(pl.Float64).alias("threshold"))
+    )
+
+
 def _tail_input(tail: float) -> RowInput:
     def add(lf: pl.LazyFrame, tables: Tables) -> pl.LazyFrame:
         train = tables.require("train", "aplt/aclt")
@@ -235,12 +259,7 @@ def _tail_input(tail: float) -> RowInput:
         if tail >= 1:
             threshold = pl.LazyFrame({"threshold": [float(tail)]})
         else:
-            threshold = counts.select(
-                pl.col("count")
-                .quantile(tail, interpolation="lower")
-                .cast(pl.Float64)
-                .alias("threshold")
-            )
+            threshold = _lower_quantile(counts, tail)
         joined = lf.join(threshold, how="cross")
         return joined.with_columns(
             (pl.col(TRAIN_COUNT).cast(pl.Float64) <= pl.col("threshold")).alias(
