@@ -25,11 +25,13 @@ import pyarrow as pa
 
 from polars_rankeval._columns import Columns, check_schema, make_columns
 from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError
+from polars_rankeval.evaluate import drop_empty_queries, finish_all, per_query_only, settings_for
 from polars_rankeval.evaluate import evaluate as _local_evaluate
-from polars_rankeval.evaluate import settings_for
+from polars_rankeval.evaluate import summary as _local_summary
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.tables import make_tables, read_table
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
     from pyspark.sql import DataFrame
@@ -61,30 +63,44 @@ def _spark_schema(schema: pa.Schema) -> Any:
     return from_arrow_schema(schema)
 
 
+def _plain_type(kind: pa.DataType) -> pa.DataType:
+    """One Arrow type as Spark declares it, nested types included."""
+    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return pa.string()
+    if pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
+        return pa.binary()
+    if pa.types.is_unsigned_integer(kind):
+        return pa.int64()  # Spark has no unsigned integers
+    if pa.types.is_large_list(kind) or pa.types.is_list(kind) or pa.types.is_list_view(kind):
+        return pa.list_(_plain_type(kind.value_type))
+    if pa.types.is_struct(kind):
+        return pa.struct(
+            [pa.field(field.name, _plain_type(field.type), nullable=True) for field in kind]
+        )
+    return kind
+
+
 def _plain_arrow(schema: pa.Schema) -> pa.Schema:
     """Polars' large and view strings as plain Arrow strings: the type Spark declares.
 
     Spark (before 4.x, or without ``useLargeVarTypes``) refuses a batch whose types differ
-    from the declared schema, and Polars exports strings as ``large_string``.
+    from the declared schema, and Polars exports strings as ``large_string`` (also inside the
+    lists and structs that hold per-system metrics' hidden per-query values).
     """
-    fields = []
-    for field in schema:
-        kind = field.type
-        if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-            kind = pa.string()
-        elif pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
-            kind = pa.binary()
-        elif pa.types.is_unsigned_integer(kind):
-            kind = pa.int64()  # Spark has no unsigned integers
-        fields.append(pa.field(field.name, kind, nullable=True))
-    return pa.schema(fields)
+    return pa.schema(
+        [pa.field(field.name, _plain_type(field.type), nullable=True) for field in schema]
+    )
 
 
 def _quiet_evaluate(frame: pl.DataFrame, metrics: Any, **options: Any) -> pl.DataFrame:
-    """Local evaluation without the empty-result warning (a batch may hold no judged query)."""
+    """Local evaluation without the empty-result warning (a batch may hold no judged query).
+
+    The per-query rows come back raw (``_hidden``): per-system metrics' hidden values and the
+    ``empty_queries="drop"`` flag are finished on the driver, over all the lists.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyEvaluationWarning)
-        return _local_evaluate(frame, metrics, per_query=True, **options)
+        return _local_evaluate(frame, metrics, per_query=True, _hidden=True, **options)
 
 
 @dataclass(frozen=True)
@@ -170,6 +186,10 @@ def evaluate(
     unretrieved: str | None = None,
     duplicates: str | None = None,
     nan_scores: str | None = None,
+    empty_queries: str | None = None,
+    train: object = None,
+    items: object = None,
+    catalog: object = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -201,9 +221,22 @@ def evaluate(
         evaluation has a fixed cost); memory per worker holds about this many rows plus the
         largest ranked list.
     relevance_level, missing_queries, ties, convention, negative_labels, unretrieved, \
-duplicates, nan_scores, query, item, score, relevance
+duplicates, nan_scores, empty_queries, query, item, score, relevance
         As for :func:`polars_rankeval.evaluate`. Spark keeps no row order, so
         ``duplicates="first"``/``"last"`` keep an arbitrary one of the duplicated rows.
+    train, items, catalog
+        The extra tables of the beyond-accuracy metrics, as for
+        :func:`polars_rankeval.evaluate`: a Polars, pandas or Arrow table, a path, or a Spark
+        DataFrame. They are read on the driver and shipped to every worker with the
+        evaluation, so each must fit in a worker's memory (a train table of a few million
+        interactions does).
+
+    Per-system metrics (coverage, Gini, GAUC ...), the diversity metrics' finishing step and
+    ``empty_queries="drop"`` need all of a run's lists at once: the workers compute each
+    list's hidden value (about ``k`` item ids), the driver collects those per-query rows (one
+    per list) and finishes them with the local code, so ``evaluate`` runs a Spark job right
+    away and returns a small Spark DataFrame built from the result. The driver holds one row
+    per list.
 
     Returns
     -------
@@ -230,6 +263,10 @@ duplicates, nan_scores, query, item, score, relevance
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     options = _options(
         by=list(columns.by) or None,
+        empty_queries=empty_queries,
+        train=_driver_table(train, "train"),
+        items=_driver_table(items, "items"),
+        catalog=catalog if isinstance(catalog, int) else _driver_table(catalog, "catalog"),
         relevance_level=relevance_level,
         missing_queries=missing_queries,
         ties=ties,
@@ -248,7 +285,7 @@ duplicates, nan_scores, query, item, score, relevance
     empty = pl.from_arrow(_arrow_schema(sdf).empty_table())
     assert isinstance(empty, pl.DataFrame)
     output = _plain_arrow(_quiet_evaluate(empty, metrics, **options).to_arrow().schema)
-    preset, _ = settings_for(convention, options)
+    preset, settings = settings_for(convention, options)
     resolved = resolve_metrics(metrics, preset)
 
     keys = [functions.col(f"`{name}`") for name in columns.partition]
@@ -256,9 +293,67 @@ duplicates, nan_scores, query, item, score, relevance
     ordered = shuffled.sortWithinPartitions(*keys)
     lists = _Lists(metrics, options, tuple(columns.partition), output, min_rows)
     per_query_sdf: DataFrame = ordered.mapInArrow(lists, _spark_schema(output))
+    if settings.empty_queries == "drop" or any(
+        metric.finish is not None or metric.level == "system" for _, metric in resolved
+    ):
+        return _finished_on_driver(
+            per_query_sdf, resolved, columns, options, empty.schema, per_query=per_query
+        )
     if per_query:
         return per_query_sdf
     return _summary(per_query_sdf, resolved, columns, functions)
+
+
+def _driver_table(value: object, option: str) -> pl.DataFrame | None:
+    """An extra table read on the driver (a Spark DataFrame is collected through Arrow)."""
+    if value is None:
+        return None
+    if hasattr(value, "sparkSession") and hasattr(value, "schema"):
+        spark_frame: Any = value
+        if hasattr(spark_frame, "toArrow"):  # Spark >= 4
+            table = pl.from_arrow(spark_frame.toArrow())
+        else:  # Spark 3.5
+            table = pl.from_pandas(spark_frame.toPandas())
+        assert isinstance(table, pl.DataFrame)
+        return table
+    return read_table(value, option).collect()  # type: ignore[arg-type]
+
+
+def _finished_on_driver(
+    per_query_sdf: DataFrame,
+    resolved: list[tuple[str, Metric]],
+    columns: Columns,
+    options: dict[str, Any],
+    log_schema: pl.Schema,
+    *,
+    per_query: bool,
+) -> DataFrame:
+    """Collect the per-query rows and finish them as the local ``evaluate`` does."""
+    if hasattr(per_query_sdf, "toArrow"):  # Spark >= 4
+        collected = pl.from_arrow(per_query_sdf.toArrow())
+    else:
+        collected = pl.from_pandas(per_query_sdf.toPandas())
+    assert isinstance(collected, pl.DataFrame)
+    if collected.height == 0:  # keep the declared types
+        empty = pl.from_arrow(_arrow_schema(per_query_sdf).empty_table())
+        assert isinstance(empty, pl.DataFrame)
+        collected = empty
+    tables = make_tables(
+        log_schema,
+        columns,
+        train=options.get("train"),
+        items=options.get("items"),
+        catalog=options.get("catalog"),
+    )
+    lazy = finish_all(collected.lazy(), resolved, columns.partition, tables)
+    done = drop_empty_queries(lazy.collect(), stacklevel=3)
+    if per_query:
+        result = per_query_only(done, resolved, stacklevel=3)
+    else:
+        result = _local_summary(done.lazy(), resolved, columns.by, tables).collect()
+    schema = _spark_schema(_plain_arrow(result.to_arrow().schema))
+    session = per_query_sdf.sparkSession
+    return session.createDataFrame(result.rows(), schema)
 
 
 def _summary(

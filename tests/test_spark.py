@@ -302,3 +302,72 @@ def test_without_pyspark_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspark.sql", None)
     with pytest.raises(ImportError, match=r'pip install "polars-rankeval\[spark\]"'):
         rke_spark.evaluate(None, ["map"])  # type: ignore[arg-type]
+
+
+# ---- the recommender metrics: extra tables, per-system metrics, finishing steps -------------
+
+RECSYS_METRICS = [
+    "ndcg@10",
+    "novelty@5",
+    "unseen@5",
+    "auc",
+    "ild@5",
+    "coverage@5",
+    "gini@5",
+    "gauc",
+    "personalization@5",
+]
+
+
+@pytest.fixture(scope="module")
+def recsys_tables(log):
+    rng = np.random.default_rng(5)
+    queries = log["query"].unique().sort()
+    train = pl.DataFrame(
+        {
+            "query": rng.choice(queries.to_numpy(), size=400),
+            "item": rng.integers(0, 60, size=400).astype(np.int64),
+        }
+    )
+    items = pl.DataFrame(
+        {"item": np.arange(60, dtype=np.int64), "embedding": rng.normal(size=(60, 3)).tolist()}
+    )
+    return {"train": train, "items": items, "catalog": 70}
+
+
+@pytest.mark.parametrize("by", ["system", None])
+def test_recommender_metrics_equal_local(spark, log, log_sdf, recsys_tables, by) -> None:
+    data = log if by else log.filter(pl.col("system") == "s0")
+    sdf = log_sdf if by else to_spark(spark, data)
+    got = to_polars(rke_spark.evaluate(sdf, RECSYS_METRICS, by=by, **recsys_tables))
+    want = rke.evaluate(data, RECSYS_METRICS, by=by, **recsys_tables)
+    assert_same(got, want, [by] if by else [])
+
+
+def test_recommender_tables_as_spark_frames_and_per_query(spark, log, log_sdf, recsys_tables):
+    spark_tables = {
+        "train": to_spark(spark, recsys_tables["train"]),
+        "items": to_spark(spark, recsys_tables["items"]),
+        "catalog": recsys_tables["catalog"],
+    }
+    metrics = ["novelty@5", "ild@5", "coverage@5"]
+    with pytest.warns(rke.PerSystemMetricWarning):
+        got = to_polars(
+            rke_spark.evaluate(log_sdf, metrics, by="system", per_query=True, **spark_tables)
+        )
+    with pytest.warns(rke.PerSystemMetricWarning):
+        want = rke.evaluate(log, metrics, by="system", per_query=True, **recsys_tables)
+    assert_same(got, want, ["system", "query"])
+
+
+def test_empty_queries_drop_on_spark(log, log_sdf):
+    with pytest.warns(rke.EmptyQueriesWarning):
+        got = to_polars(rke_spark.evaluate(log_sdf, ["p@5"], by="system", empty_queries="drop"))
+    with pytest.warns(rke.EmptyQueriesWarning):
+        want = rke.evaluate(log, ["p@5"], by="system", empty_queries="drop")
+    assert_same(got, want, ["system"])
+
+
+def test_a_missing_table_is_named_on_the_driver(log_sdf):
+    with pytest.raises(rke.InvalidOptionError, match="needs the train table"):
+        rke_spark.evaluate(log_sdf, ["novelty@5"], by="system")
