@@ -134,17 +134,27 @@ def read_table(value: object, option: TableName) -> pl.LazyFrame:
     return as_polars(value, option).lazy()
 
 
+# A table may name its keys as the log does, or by these usual names (a log made from lists
+# names its item column after the list, e.g. "recommended", while the item table says "item").
+_USUAL_KEYS = {"query": ("query", "user"), "item": ("item",)}
+
+
 def _key(
     table: pl.LazyFrame, option: TableName, name: str, log_dtype: pl.DataType, role: str
 ) -> pl.LazyFrame:
     """Check the table has the key column and make its dtype the log's (ints widen)."""
     schema = table.collect_schema()
     if name not in schema:
-        msg = (
-            f"column {name!r} ({role} key, as in the log) is not in the {option}= table; "
-            f"columns present: {list(schema.names())}"
-        )
-        raise ColumnNotFoundError(msg)
+        usual = [key for key in _USUAL_KEYS[role] if key in schema]
+        if len(usual) != 1:
+            msg = (
+                f"column {name!r} ({role} key, as in the log) is not in the {option}= table; "
+                f"columns present: {list(schema.names())}; name it {name!r} or "
+                f"{' or '.join(map(repr, _USUAL_KEYS[role]))}"
+            )
+            raise ColumnNotFoundError(msg)
+        table = table.rename({usual[0]: name})
+        schema = table.collect_schema()
     dtype = schema[name]
     if dtype == log_dtype:
         return table

@@ -164,7 +164,7 @@ def test_missing_table_is_named() -> None:
 
 def test_bad_tables_are_refused_with_the_option() -> None:
     with pytest.raises(rke.ColumnNotFoundError, match=r"'query' .* not in the train= table"):
-        rke.evaluate(LOG, [mean_train_users(2)], by="system", train=TRAIN.rename({"query": "user"}))
+        rke.evaluate(LOG, [mean_train_users(2)], by="system", train=TRAIN.rename({"query": "customer"}))
     with pytest.raises(
         rke.ColumnTypeError, match=r"train= table is Int32 but the log's item column is String"
     ):
@@ -182,6 +182,15 @@ def test_bad_tables_are_refused_with_the_option() -> None:
         rke.evaluate(LOG, [distinct_items(2)], by="system", catalog=0)
     with pytest.raises(rke.InvalidOptionError, match=r"cannot tell the format"):
         rke.evaluate(LOG, [mean_train_users(2)], by="system", train=__file__)
+
+
+def test_tables_may_use_the_usual_key_names() -> None:
+    # a log made from lists names its item column after the list; the tables say "item"
+    log = LOG.rename({"item": "recommended", "query": "user"})
+    out = rke.evaluate(
+        log, [mean_train_users(2)], by="system", query="user", item="recommended", train=TRAIN
+    )
+    assert out["mean_train_users@2"].to_list() == [1.75, 2.5]
 
 
 def test_integer_ids_of_another_width_are_matched() -> None:

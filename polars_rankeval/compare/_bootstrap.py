@@ -4,8 +4,10 @@ Coverage, Gini, entropy, personalization and GAUC have no value per query, so ``
 paired per-query tests do not apply to them. What does apply is the bootstrap over queries
 (Efron): draw the queries with replacement, recompute each system's metric on the drawn
 queries exactly as :func:`~polars_rankeval.evaluate` computes it (a query drawn twice counts
-twice), and read the interval off the resampled values. With a baseline the same draw serves
-every system, so the difference is paired by query.
+twice), and read the interval off the resampled values: the basic (reverse-percentile)
+interval, which corrects the bias resampling gives per-system metrics (a draw repeats some
+users and misses others, so it covers fewer items). With a baseline the same draw serves every
+system, so the difference is paired by query; its p-value is the shifted bootstrap's.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def bootstrap(
     seed: int = 0,
     **evaluate_keywords: Any,
 ) -> pl.DataFrame:
-    """Percentile bootstrap intervals over queries (users), for any metric, per system.
+    """Bootstrap intervals over queries (users), for any metric, per system.
 
     The one way to put an interval on a per-system metric (``coverage@k``, ``gini@k``,
     ``gauc`` ...): the queries are drawn with replacement ``n_resamples`` times (the same draw
@@ -165,34 +167,61 @@ def bootstrap(
                 continue  # the baseline's own row would compare it with itself
             value = observed.filter(pl.col(_SYSTEM) == system)[label].item()
             samples = wide[system].drop_nulls().to_numpy() if system in wide.columns else None
+            low, high = _basic_interval(value, samples, low_q, high_q)
             row: dict[str, Any] = {
                 "metric": label,
                 "system": system,
                 "higher_is_better": metric.higher_is_better,
                 "value": value,
-                "ci_low": float(np.quantile(samples, low_q)) if samples is not None else None,
-                "ci_high": float(np.quantile(samples, high_q)) if samples is not None else None,
+                "ci_low": low,
+                "ci_high": high,
                 "queries": counts.filter(pl.col(_SYSTEM) == system)["len"].item(),
             }
             if chosen is not None:
                 base_value = observed.filter(pl.col(_SYSTEM) == chosen)[label].item()
                 both = wide.select(system, chosen).drop_nulls()
                 delta = (both[system] - both[chosen]).to_numpy()
+                observed_delta = (
+                    None if value is None or base_value is None else value - base_value
+                )
+                delta_low, delta_high = _basic_interval(observed_delta, delta, low_q, high_q)
                 row |= {
                     "baseline_value": base_value,
-                    "delta": None if value is None or base_value is None else value - base_value,
-                    "delta_ci_low": float(np.quantile(delta, low_q)) if len(delta) else None,
-                    "delta_ci_high": float(np.quantile(delta, high_q)) if len(delta) else None,
-                    "p_value": _p_value(delta),
+                    "delta": observed_delta,
+                    "delta_ci_low": delta_low,
+                    "delta_ci_high": delta_high,
+                    "p_value": _p_value(observed_delta, delta),
                 }
             rows.append(row)
     return pl.DataFrame(rows)
 
 
-def _p_value(delta: np.ndarray) -> float | None:
-    """Two-sided bootstrap p: twice the smaller tail share at zero, with the +1 correction."""
-    if not len(delta):
+def _basic_interval(
+    observed: float | None, samples: np.ndarray | None, low_q: float, high_q: float
+) -> tuple[float | None, float | None]:
+    """The basic (reverse-percentile) bootstrap interval ``2θ − q_high, 2θ − q_low``.
+
+    Per-system metrics are biased under resampling (a draw of the users repeats some and
+    misses others, so it covers fewer items): the percentile interval of coverage can lie
+    wholly below the observed value. The basic interval subtracts that bias; for a mean it
+    is the percentile interval mirrored around the estimate, nearly the same.
+    """
+    if observed is None or samples is None or not len(samples):
+        return None, None
+    return (
+        float(2 * observed - np.quantile(samples, high_q)),
+        float(2 * observed - np.quantile(samples, low_q)),
+    )
+
+
+def _p_value(observed: float | None, delta: np.ndarray) -> float | None:
+    """Two-sided shifted-bootstrap p: draws as far from the estimate as it is from 0.
+
+    The resampled differences centred on the estimate stand for the null distribution
+    (centred on 0), so a bias of the metric under resampling does not count as evidence;
+    the +1 correction keeps p above 0.
+    """
+    if observed is None or not len(delta):
         return None
-    below = (np.sum(delta <= 0) + 1) / (len(delta) + 1)
-    above = (np.sum(delta >= 0) + 1) / (len(delta) + 1)
-    return float(min(1.0, 2 * min(below, above)))
+    extreme = np.abs(delta - observed) >= abs(observed) - 1e-12 * max(1.0, abs(observed))
+    return float((np.sum(extreme) + 1) / (len(delta) + 1))
