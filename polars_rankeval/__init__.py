@@ -10,6 +10,7 @@ from polars_rankeval import metrics, plot  # plot imports Altair only when drawi
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
 from polars_rankeval.compare import bootstrap, compare, compare_per_query
 from polars_rankeval.errors import (
+    BootstrapBiasWarning,
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
@@ -35,6 +36,7 @@ from polars_rankeval.report import Report, report
 __version__ = "0.1.0"
 
 __all__ = [
+    "BootstrapBiasWarning",
     "ColumnNotFoundError",
     "ColumnTypeError",
     "ColumnValueError",

@@ -73,6 +73,10 @@ class PerSystemMetricWarning(UserWarning):
     """A per-system metric (coverage, Gini, GAUC ...) has no per-query value to show."""
 
 
+class BootstrapBiasWarning(UserWarning):
+    """A bootstrap interval excludes its own estimate: the metric is biased under resampling."""
+
+
 class ResourceError(RankEvalError, OSError):
     """A file or folder the evaluation reads or writes cannot be used (disk full, corrupt file).
 

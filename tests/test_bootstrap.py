@@ -79,3 +79,25 @@ def test_options_are_checked() -> None:
         rke.bootstrap(LOG, ["p@2"], by="system", alpha=1.5)
     with pytest.raises(rke.InvalidOptionError, match="baseline"):
         rke.bootstrap(LOG, ["p@2"], by="system", baseline="zzz")
+
+
+def test_a_biased_interval_is_left_null_and_the_randomization_test_decides() -> None:
+    # Coverage of 400 users' random top-20 lists: a draw of the users with repeats covers
+    # fewer items, so the resampled coverage misses the observed one; the interval is left
+    # null with a warning, and the paired randomization test (no resampling) gives p.
+    recs = pl.read_parquet("data/recsys/recs.parquet")
+    with pytest.warns(rke.BootstrapBiasWarning, match="coverage@10"):
+        out = rke.bootstrap(
+            recs,
+            ["coverage@10"],
+            by="system",
+            baseline="popular",
+            query="user",
+            item="recommended",
+            catalog=1_000,
+            n_resamples=100,
+        )
+    row = out.filter(pl.col("system") == "random").row(0, named=True)
+    assert row["delta"] == pytest.approx(0.983 - 0.027, abs=1e-3)
+    assert row["delta_ci_low"] is None and row["delta_ci_high"] is None
+    assert row["p_value"] == pytest.approx(1 / 101)  # no swap of lists gets near 0.956

@@ -12,6 +12,7 @@ system, so the difference is paired by query; its p-value is the shifted bootstr
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ import polars as pl
 
 from polars_rankeval._columns import as_polars, make_columns
 from polars_rankeval.compare._pairing import resolve_baseline, system_names
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.errors import BootstrapBiasWarning, InvalidOptionError
 from polars_rankeval.evaluate import (
     drop_empty_queries,
     evaluate,
@@ -117,25 +118,7 @@ def bootstrap(
         msg = "option per_query= is set by bootstrap (it resamples the per-query frame)"
         raise InvalidOptionError(msg)
     keys = [by] if isinstance(by, str) else list(by)
-    query = evaluate_keywords.get("query", "query")
-    item = evaluate_keywords.get("item", "item")
-    preset, _ = settings_for(evaluate_keywords.get("convention", "trec_eval"), evaluate_keywords)
-    resolved = resolve_metrics(metrics, preset)
-    data = as_polars(log, "log").lazy()
-    table_keywords = {k: evaluate_keywords.get(k) for k in ("train", "items", "catalog")}
-    per_query = evaluate(
-        data, metrics, per_query=True, by=keys, _hidden=True, **evaluate_keywords
-    ).collect()
-    columns = make_columns(
-        query=query,
-        item=item,
-        score=evaluate_keywords.get("score", "score"),
-        relevance=evaluate_keywords.get("relevance", "relevance"),
-        by=keys,
-    )
-    tables = make_tables(data.collect_schema(), columns, **table_keywords)
-    per_query = finish_all(per_query.lazy(), resolved, [*keys, query], tables).collect()
-    per_query = drop_empty_queries(per_query)
+    per_query, resolved, tables, query = _per_query(log, metrics, keys, evaluate_keywords)
     observed = _values(per_query, resolved, keys, tables)
     observed = observed.with_columns(system_names(keys).alias(_SYSTEM))
     systems = observed[_SYSTEM].to_list()
@@ -158,6 +141,10 @@ def bootstrap(
     resampled = pl.concat(draws).with_columns(system_names(keys).alias(_SYSTEM))
     rows = []
     low_q, high_q = alpha / 2, 1 - alpha / 2
+    unreliable: set[str] = set()
+    p_values = _all_p_values(
+        per_query, resolved, keys, query, systems, chosen, tables, n_resamples, rng
+    )
     counts = per_query.group_by(keys).len()
     counts = counts.with_columns(system_names(keys).alias(_SYSTEM))
     for label, metric in resolved:
@@ -181,18 +168,32 @@ def bootstrap(
                 base_value = observed.filter(pl.col(_SYSTEM) == chosen)[label].item()
                 both = wide.select(system, chosen).drop_nulls()
                 delta = (both[system] - both[chosen]).to_numpy()
-                observed_delta = (
-                    None if value is None or base_value is None else value - base_value
-                )
+                observed_delta = None if value is None or base_value is None else value - base_value
                 delta_low, delta_high = _basic_interval(observed_delta, delta, low_q, high_q)
                 row |= {
                     "baseline_value": base_value,
                     "delta": observed_delta,
                     "delta_ci_low": delta_low,
                     "delta_ci_high": delta_high,
-                    "p_value": _p_value(observed_delta, delta),
+                    "p_value": p_values[(label, system)],
                 }
+                if _outside(observed_delta, delta_low, delta_high):
+                    # an interval that misses its own estimate is no interval: say so
+                    unreliable.add(label)
+                    row |= {"delta_ci_low": None, "delta_ci_high": None}
+            if _outside(value, row["ci_low"], row["ci_high"]):
+                unreliable.add(label)
+                row |= {"ci_low": None, "ci_high": None}
             rows.append(row)
+    if unreliable:
+        warnings.warn(
+            f"no bootstrap interval for {', '.join(map(repr, sorted(unreliable)))} (left "
+            "null): the resampled values miss the observed one, because resampling the users "
+            "biases this metric (distinct-item counts such as coverage fall when users repeat); "
+            "its p_value comes from the paired randomization test, which resamples nothing",
+            BootstrapBiasWarning,
+            stacklevel=2,
+        )
     return pl.DataFrame(rows)
 
 
@@ -214,14 +215,154 @@ def _basic_interval(
     )
 
 
-def _p_value(observed: float | None, delta: np.ndarray) -> float | None:
-    """Two-sided shifted-bootstrap p: draws as far from the estimate as it is from 0.
+def _randomization(
+    per_query: pl.DataFrame,
+    *,
+    resolved: list[tuple[str, Metric]],
+    keys: list[str],
+    query: str,
+    pair: tuple[str, str],
+    tables: Tables,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> dict[str, float | None]:
+    """Two-sided paired randomization p per metric: each user's two lists swapped at random.
 
-    The resampled differences centred on the estimate stand for the null distribution
-    (centred on 0), so a bias of the metric under resampling does not count as evidence;
-    the +1 correction keeps p above 0.
+    Under the null hypothesis the two systems' lists of a user are exchangeable; every draw
+    keeps all the users (nothing is resampled, so per-system metrics are not biased), swaps
+    each user's pair with probability 1/2 and recomputes the difference. The p-value is the
+    share of draws at least as far from 0 as the observed difference, with the +1 correction.
     """
-    if observed is None or not len(delta):
-        return None
-    extreme = np.abs(delta - observed) >= abs(observed) - 1e-12 * max(1.0, abs(observed))
-    return float((np.sum(extreme) + 1) / (len(delta) + 1))
+    system, baseline = pair
+    named = per_query.with_columns(system_names(keys).alias(_SYSTEM)).filter(
+        pl.col(_SYSTEM).is_in([system, baseline])
+    )
+    labels = [label for label, _ in resolved]
+    named = named.select(query, _SYSTEM, *labels)
+    observed = _values(named, resolved, [_SYSTEM], tables)
+    observed_delta = _delta(observed, labels, system, baseline)
+    queries = named.select(query).unique().sort(query)
+    swapped_name = (
+        pl.when(pl.col(_SYSTEM) == system).then(pl.lit(baseline)).otherwise(pl.lit(system))
+    )
+    deltas: list[pl.DataFrame] = []
+    for start in range(0, n_resamples, _CHUNK):
+        size = min(_CHUNK, n_resamples - start)
+        flips = pl.DataFrame(
+            {
+                _DRAW: np.repeat(np.arange(start, start + size), queries.height),
+                query: pl.concat([queries[query]] * size),
+                "__rke_flip": rng.random(size * queries.height) < 0.5,
+            }
+        )
+        stacked = flips.join(named, on=query, how="inner").with_columns(
+            pl.when(pl.col("__rke_flip"))
+            .then(swapped_name)
+            .otherwise(pl.col(_SYSTEM))
+            .alias(_SYSTEM)
+        )
+        values = _values(stacked, resolved, [_SYSTEM, _DRAW], tables)
+        wide = {label: values.pivot(on=_SYSTEM, index=_DRAW, values=label) for label in labels}
+        deltas.append(
+            pl.DataFrame(
+                {
+                    label: (frame[system] - frame[baseline])
+                    if system in frame.columns and baseline in frame.columns
+                    else pl.Series([None] * frame.height, dtype=pl.Float64)
+                    for label, frame in wide.items()
+                }
+            )
+        )
+    drawn = pl.concat(deltas)
+    found: dict[str, float | None] = {}
+    for label in labels:
+        value = observed_delta[label]
+        draws = drawn[label].drop_nulls().to_numpy()
+        if value is None or not len(draws):
+            found[label] = None
+            continue
+        # floating-point noise never counts as a difference (as compare's tests)
+        tolerance = 1e-9 * max(1.0, abs(value))
+        extreme = np.abs(draws) >= abs(value) - tolerance
+        found[label] = float((np.sum(extreme) + 1) / (len(draws) + 1))
+    return found
+
+
+def _outside(value: float | None, low: float | None, high: float | None) -> bool:
+    """Whether an interval misses its own estimate."""
+    if value is None or low is None or high is None:
+        return False
+    return not low - 1e-12 <= value <= high + 1e-12
+
+
+def _delta(
+    values: pl.DataFrame, labels: list[str], system: str, baseline: str
+) -> dict[str, float | None]:
+    """System − baseline per metric from a frame with one row per system."""
+    out: dict[str, float | None] = {}
+    for label in labels:
+        by_name = dict(zip(values[_SYSTEM], values[label], strict=True))
+        a, b = by_name.get(system), by_name.get(baseline)
+        out[label] = None if a is None or b is None else float(a - b)
+    return out
+
+
+def _per_query(
+    log: pl.DataFrame | pl.LazyFrame,
+    metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
+    keys: list[str],
+    evaluate_keywords: dict[str, Any],
+) -> tuple[pl.DataFrame, list[tuple[str, Metric]], Tables, str]:
+    """The finished per-query rows (hidden per-system values kept), metrics, tables, query."""
+    query = evaluate_keywords.get("query", "query")
+    item = evaluate_keywords.get("item", "item")
+    preset, _ = settings_for(evaluate_keywords.get("convention", "trec_eval"), evaluate_keywords)
+    resolved = resolve_metrics(metrics, preset)
+    data = as_polars(log, "log").lazy()
+    table_keywords = {k: evaluate_keywords.get(k) for k in ("train", "items", "catalog")}
+    per_query = evaluate(
+        data, metrics, per_query=True, by=keys, _hidden=True, **evaluate_keywords
+    ).collect()
+    columns = make_columns(
+        query=query,
+        item=item,
+        score=evaluate_keywords.get("score", "score"),
+        relevance=evaluate_keywords.get("relevance", "relevance"),
+        by=keys,
+    )
+    tables = make_tables(data.collect_schema(), columns, **table_keywords)
+    per_query = finish_all(per_query.lazy(), resolved, [*keys, query], tables).collect()
+    per_query = drop_empty_queries(per_query)
+    return per_query, resolved, tables, query
+
+
+def _all_p_values(  # noqa: PLR0917 (one call site)
+    per_query: pl.DataFrame,
+    resolved: list[tuple[str, Metric]],
+    keys: list[str],
+    query: str,
+    systems: list[str],
+    chosen: str | None,
+    tables: Tables,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> dict[tuple[str, str], float | None]:
+    """The randomization p-value of each (metric, system) against the baseline."""
+    p_values: dict[tuple[str, str], float | None] = {}
+    if chosen is None:
+        return p_values
+    for system in systems:
+        if system == chosen:
+            continue
+        found = _randomization(
+            per_query,
+            resolved=resolved,
+            keys=keys,
+            query=query,
+            pair=(system, chosen),
+            tables=tables,
+            n_resamples=n_resamples,
+            rng=rng,
+        )
+        p_values.update({(label, system): p for label, p in found.items()})
+    return p_values
