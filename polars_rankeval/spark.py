@@ -231,12 +231,6 @@ duplicates, nan_scores, empty_queries, query, item, score, relevance
         evaluation, so each must fit in a worker's memory (a train table of a few million
         interactions does).
 
-    Per-system metrics (coverage, Gini, GAUC ...), the diversity metrics' finishing step and
-    ``empty_queries="drop"`` need all of a run's lists at once: the workers compute each
-    list's hidden value (about ``k`` item ids), the driver collects those per-query rows (one
-    per list) and finishes them with the local code, so ``evaluate`` runs a Spark job right
-    away and returns a small Spark DataFrame built from the result. The driver holds one row
-    per list.
 
     Returns
     -------
@@ -247,6 +241,15 @@ duplicates, nan_scores, empty_queries, query, item, score, relevance
         ``pyspark.errors.PythonException`` whose message holds ``DuplicateItemError: ...``
         (our exception's name and message) after the worker's traceback. A duplicate count in
         that message is the count within one worker's batch, not the whole table's.
+
+    Notes
+    -----
+    Per-system metrics (coverage, Gini, GAUC ...), the diversity metrics' finishing step and
+    ``empty_queries="drop"`` need all of a run's lists at once: the workers compute each
+    list's hidden value (about ``k`` item ids), the driver collects those per-query rows (one
+    per list) and finishes them with the local code, so ``evaluate`` runs a Spark job right
+    away and returns a small Spark DataFrame built from the result. The driver holds one row
+    per list.
     """
     functions = _pyspark()
     if not isinstance(per_query, bool):
