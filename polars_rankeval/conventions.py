@@ -152,7 +152,7 @@ CONVENTIONS: dict[str, Convention] = {
             "ndcg": {"gain": "binary"},
             "map": {"denominator": "min_k_R"},
             # historical_item_novelty: -log2(interactions of i / train rows)
-            "novelty": {"popularity": "interactions"},
+            "novelty": {"popularity": "interactions", "absent": "zero"},
             # catalog_coverage: distinct recommended items / distinct train items
             "coverage": {"of": "train", "intersect": False},
             # distributional_coverage: entropy in bits
@@ -171,7 +171,7 @@ CONVENTIONS: dict[str, Convention] = {
         families=frozenset({"arp", "novelty", "coverage", "gini", "personalization", "ild"}),
         metric_defaults={
             "arp": {"popularity": "users", "absent": "drop"},
-            "novelty": {"popularity": "users"},
+            "novelty": {"popularity": "users", "absent": "drop"},
             "coverage": {"of": "train", "intersect": True},
             "gini": {"over": "recommended"},
             "ild": {"similarity": "features", "normalize": "length"},

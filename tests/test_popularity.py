@@ -58,19 +58,22 @@ def _check(
 
 @pytest.mark.parametrize("k", [1, 5])
 @pytest.mark.parametrize("popularity", ["interactions", "users"])
-def test_novelty_brute_force(data: tuple, k: int, popularity: str) -> None:
+@pytest.mark.parametrize("absent", ["drop", "zero"])
+def test_novelty_brute_force(data: tuple, k: int, popularity: str, absent: str) -> None:
     log, train = data
     users, counts, n_users, n_rows = train_stats(train)
 
     def information(item: int) -> float | None:
         share = len(users[item]) / n_users if popularity == "users" else counts[item] / n_rows
-        return -math.log2(share) if share > 0 else None
+        if share > 0:
+            return -math.log2(share)
+        return 0.0 if absent == "zero" else None  # Recommenders adds 0 for an unknown item
 
     per_list = {}
     for key, items in top_k(log, k).items():
         values = [v for v in map(information, items) if v is not None]
         per_list[key] = sum(values) / len(values) if values else None
-    _check(data, f"novelty@{k}(popularity={popularity})", per_list)
+    _check(data, f"novelty@{k}(popularity={popularity},absent={absent})", per_list)
 
 
 def test_surprisal_unseen_arp_brute_force(data: tuple) -> None:

@@ -7,7 +7,10 @@ items. Popularity comes from the past interactions: ``users(i)`` = distinct trai
 * ``novelty@k``: mean self-information ``-log2 p(i)`` of the top-k items found in train;
   ``popularity="interactions"``: ``p = count(i) / T`` (Recommenders ``novelty``),
   ``"users"``: ``p = users(i) / N`` (Evidently's MIUF). Items absent from train are left out of
-  the mean, as both tools do (a list of only such items has no value).
+  the mean (``absent="drop"``, Evidently; a list of only such items has no value) or count 0
+  (``absent="zero"``: Recommenders adds nothing for them but divides by every recommendation).
+  Recommenders divides by all recommendations of all users at once, this library averages
+  each user's list: the two agree when every list has ``k`` items.
 * ``surprisal@k`` (RePlay ``Surprisal``): ``Σ_topk log2(N / users(i)) / log2(N)`` divided by
   ``k``; an item absent from train counts 1 (as if one user had seen it).
 * ``unseen@k`` (RePlay ``Novelty``): the share of ``k`` (top-k items the user has not
@@ -90,7 +93,7 @@ def _label_free(
     )
 
 
-def novelty(k: int, *, popularity: Popularity = "interactions") -> Metric:
+def novelty(k: int, *, popularity: Popularity = "interactions", absent: Absent = "drop") -> Metric:
     """``novelty@k``: mean self-information ``-log2 p(i)`` of the top-k items (from train).
 
     Examples
@@ -104,13 +107,20 @@ def novelty(k: int, *, popularity: Popularity = "interactions") -> Metric:
     1.207519
     """
     popularity = check_choice("popularity", popularity, _POPULARITY)
-    shown = _shown({"popularity": "interactions"}, popularity=popularity)
+    absent = check_choice("absent", absent, ["zero", "drop"])
+    defaults: dict[str, object] = {"popularity": "interactions", "absent": "drop"}
+    shown = _shown(defaults, popularity=popularity, absent=absent)
     name = named(at("novelty", _k(k, "novelty")), shown)
     share, total = _popularity_of(popularity)
 
     def partials(ctx: RankingContext) -> Partials:
-        found = ctx.within(k) & (share > 0)
         information = -(share.cast(pl.Float64) / total.cast(pl.Float64)).log(2)
+        if absent == "zero":
+            # Recommenders' novelty: an item absent from train adds 0 but still counts
+            found = ctx.within(k)
+            information = pl.when(share > 0).then(information).otherwise(0.0)
+        else:
+            found = ctx.within(k) & (share > 0)
         return {name: information.filter(found).mean()}
 
     return _label_free(name, partials, lambda p: p(name), (POPULARITY,))
