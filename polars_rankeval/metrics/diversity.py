@@ -150,22 +150,37 @@ def _similarity(
         sim = (pl.col(_VECTOR) * pl.col(f"{_VECTOR}_2")).list.sum()
         return joined.with_columns(sim.alias(_SIM)).drop(_VECTOR, f"{_VECTOR}_2")
     train = _train_pairs(tables, metric)
-    users = train.group_by(_ITEM).agg(pl.len().cast(pl.Float64).alias("c"))
     wanted = pairs.select(_ITEM, _OTHER).unique()
+    # only the items the pairs name: the users' histories restricted to them, paired up
+    needed = pl.concat([wanted.select(_ITEM), wanted.select(pl.col(_OTHER).alias(_ITEM))]).unique()
+    history = train.join(needed, on=_ITEM, how="semi")
+    users = history.group_by(_ITEM).agg(pl.len().cast(pl.Float64).alias("c"))
     together = (
-        wanted.join(train, on=_ITEM, how="inner")
-        .join(train.rename({_ITEM: _OTHER}), on=[_USER, _OTHER], how="semi")
+        history.join(history.rename({_ITEM: _OTHER}), on=_USER, how="inner")
+        .filter(pl.col(_ITEM) < pl.col(_OTHER))
         .group_by(_ITEM, _OTHER)
         .agg(pl.len().cast(pl.Float64).alias("cij"))
     )
+    low = pl.min_horizontal(_ITEM, _OTHER).alias("__rke_low")
+    high = pl.max_horizontal(_ITEM, _OTHER).alias("__rke_high")
     scored = (
-        wanted.join(together, on=[_ITEM, _OTHER], how="left", nulls_equal=False)
+        wanted.with_columns(low, high)
+        .join(
+            together.rename({_ITEM: "__rke_low", _OTHER: "__rke_high"}),
+            on=["__rke_low", "__rke_high"],
+            how="left",
+        )
         .join(users, on=_ITEM, how="left")
         .join(users.rename({_ITEM: _OTHER, "c": "c2"}), on=_OTHER, how="left")
         .select(
             _ITEM,
             _OTHER,
-            (pl.col("cij").fill_null(0.0) / (pl.col("c") * pl.col("c2")).sqrt())
+            # an item with itself: every one of its users has both (similarity 1)
+            pl.when(pl.col(_ITEM) == pl.col(_OTHER))
+            .then(pl.col("c"))
+            .otherwise(pl.col("cij"))
+            .fill_null(0.0)
+            .truediv((pl.col("c") * pl.col("c2")).sqrt())
             .fill_null(0.0)
             .fill_nan(0.0)
             .alias(_SIM),
@@ -173,6 +188,48 @@ def _similarity(
     )
     return pairs.join(scored, on=[_ITEM, _OTHER], how="left").with_columns(
         pl.col(_SIM).fill_null(0.0)
+    )
+
+
+def _cooccurrence_sums(
+    exploded: pl.LazyFrame, keys: Sequence[str], tables: Tables, label: str
+) -> pl.LazyFrame:
+    """Per list: ``n`` items, ``p`` pairs and ``s``, the sum of the pairs' similarities."""
+    sizes = per_group(exploded, keys, pl.len().cast(pl.Float64).alias("n"))
+    pairs = exploded.join(
+        exploded.rename({_ITEM: _OTHER}), on=list(keys), how="inner", nulls_equal=True
+    ).filter(pl.col(_ITEM) < pl.col(_OTHER))
+    scored = _similarity(pairs, tables, "cooccurrence", None, label)
+    sums = per_group(scored, keys, pl.col(_SIM).sum().alias("s"))
+    both = sizes.join(sums, on=list(keys), how="left", nulls_equal=True)
+    return both.with_columns(
+        (pl.col("n") * (pl.col("n") - 1) / 2).alias("p"), pl.col("s").fill_null(0.0)
+    )
+
+
+def _feature_sums(
+    exploded: pl.LazyFrame, keys: Sequence[str], vectors: pl.LazyFrame
+) -> pl.LazyFrame:
+    """``_cooccurrence_sums``' columns for cosine similarity, without forming the pairs.
+
+    With unit vectors, the pairs' similarities sum to ``(|Σ u|² − Σ |u|²) / 2``: per list,
+    one sum per dimension (``k × d`` values) instead of ``k²/2`` pair products. Items without
+    a vector are left out of the list.
+    """
+    joined = exploded.join(vectors, on=_ITEM, how="inner")
+    own = (pl.col(_VECTOR) * pl.col(_VECTOR)).list.sum()
+    sizes = per_group(joined, keys, pl.len().cast(pl.Float64).alias("n"), own.sum().alias("self"))
+    dims = joined.with_columns(
+        pl.int_ranges(pl.col(_VECTOR).list.len()).alias("__rke_dim")
+    ).explode([_VECTOR, "__rke_dim"])
+    per_dim = dims.group_by([*keys, "__rke_dim"]).agg(pl.col(_VECTOR).sum().alias("d"))
+    squares = per_group(per_dim, keys, (pl.col("d") * pl.col("d")).sum().alias("q"))
+    both = sizes.join(squares, on=list(keys), how="left", nulls_equal=True)
+    return both.select(
+        *keys,
+        "n",
+        (pl.col("n") * (pl.col("n") - 1) / 2).alias("p"),
+        ((pl.col("q").fill_null(0.0) - pl.col("self")) / 2).alias("s"),
     )
 
 
@@ -224,21 +281,10 @@ def ild(
         frame: pl.LazyFrame, keys: Sequence[str], label: str, tables: Tables
     ) -> pl.LazyFrame:
         exploded = frame.select(*keys, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
-        if similarity == "features":  # items without a vector are left out of the list
-            known = _unit_vectors(tables, features, label).select(_ITEM)
-            exploded = exploded.join(known, on=_ITEM, how="semi")
-        sizes = per_group(exploded, keys, pl.len().cast(pl.Float64).alias("n"))
-        pairs = exploded.join(
-            exploded.rename({_ITEM: _OTHER}), on=list(keys), how="inner", nulls_equal=True
-        ).filter(pl.col(_ITEM) < pl.col(_OTHER))
-        scored = _similarity(pairs, tables, similarity, features, label)
-        sums = per_group(
-            scored,
-            keys,
-            pl.col(_SIM).sum().alias("s"),
-            pl.len().cast(pl.Float64).alias("p"),
-        )
-        both = sizes.join(sums, on=list(keys), how="left", nulls_equal=True)
+        if similarity == "features":
+            both = _feature_sums(exploded, keys, _unit_vectors(tables, features, label))
+        else:
+            both = _cooccurrence_sums(exploded, keys, tables, label)
         if normalize == "pairs":
             value: pl.Expr = pl.when(pl.col("n") >= 2).then(1 - pl.col("s") / pl.col("p"))
         else:
