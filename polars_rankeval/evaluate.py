@@ -240,15 +240,18 @@ def finish_all(
     whole ranking.
     """
     partition = list(partition)
-    order = frame.collect_schema().names()
-    for label, metric in resolved:
-        if metric.finish is None:
-            continue
-        done = metric.finish(frame.select(*partition, label), partition, label, tables)
-        frame = frame.drop(label).join(done, on=partition, how="left", nulls_equal=True)
-    if not any(metric.finish for _, metric in resolved):
+    finishing = [(label, metric) for label, metric in resolved if metric.finish is not None]
+    if not finishing:
         return frame
-    return frame.select(order).sort(partition)  # the joins do not keep the rows' order
+    order = frame.collect_schema().names()
+    # Each step reads the original frame (a chain of frames, each built on the last, would
+    # double the plan at every step) and its values are joined on once.
+    result = frame.drop([label for label, _ in finishing])
+    for label, metric in finishing:
+        assert metric.finish is not None
+        done = metric.finish(frame.select(*partition, label), partition, label, tables)
+        result = result.join(done, on=partition, how="left", nulls_equal=True)
+    return result.select(order).sort(partition)  # the joins do not keep the rows' order
 
 
 def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:
