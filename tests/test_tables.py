@@ -164,7 +164,9 @@ def test_missing_table_is_named() -> None:
 
 def test_bad_tables_are_refused_with_the_option() -> None:
     with pytest.raises(rke.ColumnNotFoundError, match=r"'query' .* not in the train= table"):
-        rke.evaluate(LOG, [mean_train_users(2)], by="system", train=TRAIN.rename({"query": "customer"}))
+        rke.evaluate(
+            LOG, [mean_train_users(2)], by="system", train=TRAIN.rename({"query": "customer"})
+        )
     with pytest.raises(
         rke.ColumnTypeError, match=r"train= table is Int32 but the log's item column is String"
     ):

@@ -165,6 +165,13 @@ def check_cutoff(k: object, metric: str, *, required: bool) -> int | None:
     return k
 
 
+def required_cutoff(k: object, metric: str) -> int:
+    """A cutoff the metric cannot do without: a positive int (see :func:`check_cutoff`)."""
+    checked = check_cutoff(k, metric, required=True)
+    assert checked is not None  # required=True never returns None
+    return checked
+
+
 def at(name: str, k: int | None) -> str:
     """``"ndcg"`` or ``"ndcg@10"``."""
     return name if k is None else f"{name}@{k}"

@@ -38,6 +38,7 @@ from polars_rankeval.metrics._base import (
     named,
     no_closed_form,
     per_group,
+    required_cutoff,
 )
 from polars_rankeval.tables import Tables
 
@@ -149,8 +150,7 @@ def fall_out(k: int, *, empty: FallOutEmpty = "zero") -> Metric:
     >>> rke.evaluate(log, ["fall_out@2"]).item()
     0.5
     """
-    checked = check_cutoff(k, "fall_out", required=True)
-    assert checked is not None
+    checked = required_cutoff(k, "fall_out")
     empty = check_choice("empty", empty, ["zero", "one"])
     name = named(at("fall_out", checked), {"empty": empty} if empty != "zero" else {})
     key = f"fall_out@{checked}"

@@ -38,9 +38,9 @@ from polars_rankeval.metrics._base import (
     Partials,
     SystemReduce,
     at,
-    check_cutoff,
     named,
     per_group,
+    required_cutoff,
 )
 from polars_rankeval.tables import Tables
 
@@ -50,12 +50,6 @@ EntropyNormalize = Literal["none", "distinct"]
 
 _ITEM = "__rke_exposed_item"
 _COUNT = "__rke_exposure"
-
-
-def _k(k: int, name: str) -> int:
-    checked = check_cutoff(k, name, required=True)
-    assert checked is not None
-    return checked
 
 
 def _top_items(k: int) -> Callable[[RankingContext], Partials]:
@@ -120,7 +114,7 @@ def coverage(k: int, *, of: CoverageOf = "catalog", intersect: bool = True) -> M
         shown["of"] = of
     if not intersect:
         shown["intersect"] = intersect
-    name = named(at("coverage", _k(k, "coverage")), shown)
+    name = named(at("coverage", required_cutoff(k, "coverage")), shown)
 
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         items = frame.select(*by, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
@@ -168,7 +162,7 @@ def entropy(k: int, *, base: float = 2.0, normalize: EntropyNormalize = "none") 
         shown["base"] = "e" if base == math.e else base
     if normalize != "none":
         shown["normalize"] = normalize
-    name = named(at("entropy", _k(k, "entropy")), shown)
+    name = named(at("entropy", required_cutoff(k, "entropy")), shown)
 
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         counts = _exposures(frame, by, label)
@@ -203,7 +197,9 @@ def gini(k: int, *, over: GiniOver = "recommended") -> Metric:
     0.25
     """
     over = check_choice("over", over, ["recommended", "catalog"])
-    name = named(at("gini", _k(k, "gini")), {"over": over} if over != "recommended" else {})
+    name = named(
+        at("gini", required_cutoff(k, "gini")), {"over": over} if over != "recommended" else {}
+    )
 
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         counts = _exposures(frame, by, label)
@@ -260,7 +256,7 @@ def personalization(k: int) -> Metric:
     >>> rke.evaluate(log, ["personalization@2"]).item()
     0.5
     """
-    name = at("personalization", _k(k, "personalization"))
+    name = at("personalization", required_cutoff(k, "personalization"))
 
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         counts = _exposures(frame, by, label)

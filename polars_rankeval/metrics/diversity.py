@@ -48,9 +48,9 @@ from polars_rankeval.metrics._base import (
     Metric,
     Partials,
     at,
-    check_cutoff,
     named,
     per_group,
+    required_cutoff,
 )
 from polars_rankeval.tables import Tables
 
@@ -65,12 +65,6 @@ _VECTOR = "__rke_vector"
 _SIM = "__rke_sim"
 _REL = "__rke_relevant_items"
 _TOP = "__rke_top_items"
-
-
-def _k(k: int, name: str) -> int:
-    checked = check_cutoff(k, name, required=True)
-    assert checked is not None
-    return checked
 
 
 def _item_set(ctx: RankingContext, mask: pl.Expr) -> pl.Expr:
@@ -271,7 +265,7 @@ def ild(
         features=features if isinstance(features, str) else None,
         normalize=normalize if normalize != "pairs" else None,
     )
-    name = named(at("ild", _k(k, "ild")), shown)
+    name = named(at("ild", required_cutoff(k, "ild")), shown)
     key = f"top_items@{k}"
 
     def partials(ctx: RankingContext) -> Partials:
@@ -319,7 +313,7 @@ def categorical_diversity(k: int, *, category: str = "category") -> Metric:
     if not isinstance(category, str):
         msg = f"option category= of 'categorical_diversity' must be a column name, got {category!r}"
         raise InvalidOptionError(msg)
-    checked = _k(k, "categorical_diversity")
+    checked = required_cutoff(k, "categorical_diversity")
     name = named(
         at("categorical_diversity", checked),
         {"category": category} if category != "category" else {},
@@ -374,7 +368,7 @@ def serendipity(
     0.5
     """
     similarity = _check_similarity(similarity, features)
-    checked = _k(k, "serendipity")
+    checked = required_cutoff(k, "serendipity")
     shown = _shown(
         similarity=similarity if similarity != "features" else None,
         features=features if isinstance(features, str) else None,
@@ -437,7 +431,7 @@ def unexpectedness(k: int, *, baseline: object = None) -> Metric:
     >>> rke.evaluate(log, ["unexpectedness@2(baseline=old)"], by="system").rows()
     [('new', 0.5), ('old', 0.0)]
     """
-    checked = _k(k, "unexpectedness")
+    checked = required_cutoff(k, "unexpectedness")
     if baseline is None:
         msg = (
             "metric 'unexpectedness' needs baseline=, the system to compare with (a value of the "

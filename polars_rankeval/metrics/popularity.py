@@ -41,7 +41,14 @@ import polars as pl
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.metrics._base import Lookup, Metric, Partials, at, check_cutoff, named
+from polars_rankeval.metrics._base import (
+    Lookup,
+    Metric,
+    Partials,
+    at,
+    named,
+    required_cutoff,
+)
 from polars_rankeval.tables import (
     POPULARITY,
     SEEN,
@@ -57,12 +64,6 @@ from polars_rankeval.tables import (
 Popularity = Literal["interactions", "users"]
 Absent = Literal["zero", "drop"]
 _POPULARITY: tuple[Popularity, ...] = ("interactions", "users")
-
-
-def _k(k: int, name: str) -> int:
-    checked = check_cutoff(k, name, required=True)
-    assert checked is not None
-    return checked
 
 
 def _shown(defaults: dict[str, object], **options: object) -> dict[str, object]:
@@ -110,7 +111,7 @@ def novelty(k: int, *, popularity: Popularity = "interactions", absent: Absent =
     absent = check_choice("absent", absent, ["zero", "drop"])
     defaults: dict[str, object] = {"popularity": "interactions", "absent": "drop"}
     shown = _shown(defaults, popularity=popularity, absent=absent)
-    name = named(at("novelty", _k(k, "novelty")), shown)
+    name = named(at("novelty", required_cutoff(k, "novelty")), shown)
     share, total = _popularity_of(popularity)
 
     def partials(ctx: RankingContext) -> Partials:
@@ -139,7 +140,7 @@ def surprisal(k: int) -> Metric:
     >>> rke.evaluate(log, [rke.metrics.surprisal(2)], train=train).item()
     0.75
     """
-    name = at("surprisal", _k(k, "surprisal"))
+    name = at("surprisal", required_cutoff(k, "surprisal"))
     users, n_users = pl.col(TRAIN_USERS).cast(pl.Float64), pl.col(TRAIN_N_USERS).cast(pl.Float64)
 
     def partials(ctx: RankingContext) -> Partials:
@@ -161,7 +162,7 @@ def unseen(k: int) -> Metric:
     >>> rke.evaluate(log, [rke.metrics.unseen(4)], train=train).item()
     0.5
     """
-    name = at("unseen", _k(k, "unseen"))
+    name = at("unseen", required_cutoff(k, "unseen"))
 
     def partials(ctx: RankingContext) -> Partials:
         new = ctx.within(k) & ~pl.col(SEEN)
@@ -196,7 +197,7 @@ def arp(
         raise InvalidOptionError(msg)
     defaults: dict[str, object] = {"popularity": "users", "normalize": False, "absent": "zero"}
     name = named(
-        at("arp", _k(k, "arp")),
+        at("arp", required_cutoff(k, "arp")),
         _shown(defaults, popularity=popularity, normalize=normalize, absent=absent),
     )
     share, _ = _popularity_of(popularity)
@@ -295,7 +296,7 @@ def _check_tail(tail: object, metric: str) -> float:
 
 def _long_tail(base: str, k: int, tail: float, *, share: bool) -> Metric:
     tail = _check_tail(tail, base)
-    name = named(at(base, _k(k, base)), {"tail": tail} if tail != 0.1 else {})
+    name = named(at(base, required_cutoff(k, base)), {"tail": tail} if tail != 0.1 else {})
     flag = pl.col(f"{_IN_TAIL}_{tail}")
 
     def partials(ctx: RankingContext) -> Partials:
