@@ -53,11 +53,11 @@ BEYOND = [
 ]
 
 
-def make_tables(log: Path, train_rows: int, seed: int = 5) -> tuple[Path, Path]:
+def make_tables(log: Path, train_rows: int, data: Path, seed: int = 5) -> tuple[Path, Path]:
     """The train and item tables for ``log`` (written once)."""
     rows = pl.scan_parquet(log).select(pl.len()).collect().item()
-    train_path = DATA / f"train_{rows}_{train_rows}.parquet"
-    items_path = DATA / f"items_{rows}.parquet"
+    train_path = data / f"train_{rows}_{train_rows}.parquet"
+    items_path = data / f"items_{rows}.parquet"
     if train_path.exists() and items_path.exists():
         return train_path, items_path
     rng = np.random.default_rng(seed)
@@ -112,15 +112,16 @@ def main() -> None:
     parser.add_argument("--rows", type=float, default=1e7)
     parser.add_argument("--train-rows", type=float, default=1e6)
     parser.add_argument("--alone", action="store_true", help="also time each metric alone")
+    parser.add_argument("--data", type=Path, default=DATA, help="where the inputs are written")
     args = parser.parse_args()
     from generate import generate
 
-    DATA.mkdir(exist_ok=True)
+    args.data.mkdir(exist_ok=True)
     rows = int(args.rows)
-    log = DATA / f"log_{rows}.parquet"
+    log = args.data / f"log_{rows}.parquet"
     if not log.exists():
         generate(rows, log)
-    train, items = make_tables(log, int(args.train_rows))
+    train, items = make_tables(log, int(args.train_rows), args.data)
     standard = _run(log, train, items, STANDARD)
     beyond = _run(log, train, items, BEYOND)
 

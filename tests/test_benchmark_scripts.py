@@ -49,3 +49,17 @@ def test_tukey_bench_runs_every_test_on_a_tiny_table() -> None:
     rows = [line for line in done.stdout.splitlines() if line.startswith("| 3 ")]
     assert {line.split("|")[2].strip() for line in rows} >= {"tukey", "tukey_hsd"}, done.stdout
     assert "error" not in done.stdout, done.stdout
+
+
+def test_recsys_benchmark_runs_every_beyond_accuracy_metric(tmp_path: Path) -> None:
+    script = ROOT / "benchmarks" / "recsys_bench.py"
+    command = [sys.executable, str(script), "--rows", "2e4", "--train-rows", "2e3"]
+    done = subprocess.run(
+        [*command, "--data", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| beyond-accuracy | 15 |" in done.stdout, done.stdout
