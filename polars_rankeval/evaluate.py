@@ -693,6 +693,8 @@ def evaluate(
     data = as_polars(data)  # type: ignore[assignment]
     # a frame of per-user lists (the item column is a list column) becomes the long format
     lf, _ = maybe_from_lists(data.lazy(), columns)
+    # the input as given: a missing column is reported among the columns the user has
+    check_schema(lf.collect_schema(), columns, need_relevance=reads_labels(resolved))
     lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
     tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)

@@ -421,8 +421,8 @@ def _parse_value(text: str, spec: str) -> object:
                 msg = f"in metric {spec!r}, {text!r} must map integer labels to numbers"
                 raise InvalidOptionError(msg) from None
         return mapping
-    if text in ("true", "false"):  # metric strings are lower-cased before parsing
-        return text == "true"
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for kind in (int, float):
         try:
             return kind(text)
@@ -438,7 +438,7 @@ def _parse_options(text: str | None, spec: str) -> dict[str, Any]:
         if not sep or not key.strip():
             msg = f"options in metric {spec!r} must look like (name=value,...), got {part!r}"
             raise InvalidOptionError(msg)
-        options[key.strip()] = _parse_value(value.strip(), spec)
+        options[key.strip().lower()] = _parse_value(value.strip(), spec)
     return options
 
 
@@ -508,7 +508,10 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
     if family.cutoff == "required" and cutoffs == [None]:
         msg = f"metric {canonical!r} needs a cutoff, e.g. '{canonical}@10'"
         raise InvalidOptionError(msg)
-    options = _parse_options(match["options"], text)
+    # option values keep their case (a column or system name); names and choices do not matter
+    options = _parse_options(
+        spec[match.start("options") : match.end("options")] if match["options"] else None, text
+    )
     # Keep the user's spelling of the name and options in the output column.
     original_name = spec[: len(match["name"])]
     option_text = spec[spec.index("(") :] if match["options"] is not None else ""

@@ -144,15 +144,18 @@ def _key(
 ) -> pl.LazyFrame:
     """Check the table has the key column and make its dtype the log's (ints widen)."""
     schema = table.collect_schema()
+    shown = name  # the table's own name for the key, in messages
     if name not in schema:
         usual = [key for key in _USUAL_KEYS[role] if key in schema]
         if len(usual) != 1:
+            names = list(dict.fromkeys([name, *_USUAL_KEYS[role]]))
             msg = (
                 f"column {name!r} ({role} key, as in the log) is not in the {option}= table; "
-                f"columns present: {list(schema.names())}; name it {name!r} or "
-                f"{' or '.join(map(repr, _USUAL_KEYS[role]))}"
+                f"columns present: {list(schema.names())}; name it "
+                f"{' or '.join(map(repr, names))}"
             )
             raise ColumnNotFoundError(msg)
+        shown = usual[0]
         table = table.rename({usual[0]: name})
         schema = table.collect_schema()
     dtype = schema[name]
@@ -163,8 +166,8 @@ def _key(
     if dtype in (pl.String, pl.Categorical) and log_dtype in (pl.String, pl.Categorical):
         return table.with_columns(pl.col(name).cast(log_dtype))
     msg = (
-        f"column {name!r} of the {option}= table is {dtype} but the log's {role} column is "
-        f"{log_dtype}; cast one of them so the ids match"
+        f"column {shown!r} of the {option}= table is {dtype} but the log's {role} column "
+        f"({name!r}) is {log_dtype}; cast one of them so the ids match"
     )
     raise ColumnTypeError(msg)
 

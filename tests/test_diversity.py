@@ -129,6 +129,10 @@ def test_unexpectedness_brute_force(data: tuple) -> None:
     for system, query, value in out.iter_rows():
         base = set(tops.get(("a", query), []))
         assert value == pytest.approx(1 - len(set(tops[(system, query)]) & base) / 3)
+    with pytest.raises(
+        rke.InvalidOptionError, match=r"baseline='nope' .* its values: \['a', 'b'\]"
+    ):
+        rke.evaluate(log, ["unexpectedness@3(baseline=nope)"], by="system")
     with pytest.raises(rke.InvalidOptionError, match="needs baseline="):
         rke.evaluate(log, ["unexpectedness@3"], by="system")
     with pytest.raises(rke.InvalidOptionError, match="one by= column"):
@@ -155,11 +159,11 @@ def test_diversity_streams(data: tuple, tmp_path) -> None:  # type: ignore[no-un
 
     log, _train, items = data
     log.write_parquet(tmp_path / "log.parquet")
-    plan = rke.evaluate(
-        pl.scan_parquet(tmp_path / "log.parquet"),
-        ["ild@3", "categorical_diversity@3(category=genre)", "unexpectedness@3(baseline=a)"],
-        by="system",
-        items=items.lazy(),
-        n_buckets=1,
-    )
-    assert_streams(plan)
+    metrics = ["ild@3", "categorical_diversity@3(category=genre)", "unexpectedness@3(baseline=a)"]
+    scan = pl.scan_parquet(tmp_path / "log.parquet")
+    options = {"by": "system", "items": items.lazy(), "n_buckets": 1}
+    # the ranking plan over the log streams; the finishing steps run on its per-query rows
+    ranking = rke.evaluate(scan, metrics, per_query=True, _hidden=True, **options)
+    assert_streams(ranking)
+    lazy = rke.evaluate(scan, metrics, **options).collect()
+    assert_frame_equal(lazy, rke.evaluate(log, metrics, by="system", items=items))

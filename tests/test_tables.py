@@ -168,7 +168,8 @@ def test_bad_tables_are_refused_with_the_option() -> None:
             LOG, [mean_train_users(2)], by="system", train=TRAIN.rename({"query": "customer"})
         )
     with pytest.raises(
-        rke.ColumnTypeError, match=r"train= table is Int32 but the log's item column is String"
+        rke.ColumnTypeError,
+        match=r"train= table is Int32 but the log's item column \('item'\) is String",
     ):
         rke.evaluate(
             LOG,

@@ -455,6 +455,15 @@ def unexpectedness(k: int, *, baseline: object = None) -> Metric:
             )
             raise InvalidOptionError(msg)
         system = by[0]
+        # the frame is the collected per-query rows: a misspelt baseline must not score every
+        # list as fully unexpected
+        names = frame.select(pl.col(system).cast(pl.String).unique()).collect().to_series()
+        if len(names) and str(baseline) not in names.to_list():  # (no rows: nothing to say)
+            msg = (
+                f"option baseline={baseline!r} of {label!r} is not a value of the by column "
+                f"{system!r}; its values: {sorted(str(name) for name in names.to_list())}"
+            )
+            raise InvalidOptionError(msg)
         exploded = frame.select(*keys, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
         base = exploded.filter(pl.col(system).cast(pl.String) == str(baseline)).select(
             tables.query, _ITEM
