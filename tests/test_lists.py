@@ -112,3 +112,23 @@ def test_command_line_reads_list_columns(
     out, _ = capsys.readouterr()
     assert code == 0
     assert "0.2500" in out  # users 1 and 2 (user 3 got no list: skipped, as trec_eval)
+
+
+def test_command_line_lists_with_a_train_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from polars_rankeval.cli import main
+
+    path, train_path = tmp_path / "recs.parquet", tmp_path / "train.parquet"
+    RECS.write_parquet(path)
+    # the train table names its keys user and item; the log's item column is the list
+    pl.DataFrame({"user": [1, 2, 9], "item": ["a", "a", "d"]}).write_parquet(train_path)
+    arguments = [str(path), "--query", "user", "--item", "predicted", "-m", "unseen@2"]
+    code = main([*arguments, "--train", str(train_path), "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    # user 1: a (seen), b -> 1/2; user 2: d, e, neither seen -> 1; user 3 has no list
+    assert out.strip().splitlines()[-1] == "0.75"
+    code = main(["compare", *arguments, "--by", "model", "--train", str(train_path)])
+    assert code == 2  # one system: nothing to compare, said on one line
+    assert "rank-eval: error:" in capsys.readouterr().err

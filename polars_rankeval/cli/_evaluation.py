@@ -27,6 +27,7 @@ from polars_rankeval.evaluate import (
     summary,
 )
 from polars_rankeval.io import read_trec_run
+from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics import Metric, utility
 from polars_rankeval.registry import (
     parse_metrics,
@@ -145,7 +146,8 @@ def _tables(
     args: argparse.Namespace, data: pl.LazyFrame, names: dict[str, Any], by: list[str]
 ) -> Tables:
     columns = make_columns(**names, by=by or None)
-    return make_tables(data.collect_schema(), columns, **_table_options(args))
+    long, _ = maybe_from_lists(data, columns)  # per-user lists: the keys of the long format
+    return make_tables(long.collect_schema(), columns, **_table_options(args))
 
 
 def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:

@@ -29,6 +29,7 @@ from polars_rankeval.evaluate import (
     settings_for,
     summary,
 )
+from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.tables import Tables, make_tables
@@ -330,7 +331,8 @@ def _per_query(
         relevance=evaluate_keywords.get("relevance", "relevance"),
         by=keys,
     )
-    tables = make_tables(data.collect_schema(), columns, **table_keywords)
+    long, _ = maybe_from_lists(data, columns)  # per-user lists: the keys of the long format
+    tables = make_tables(long.collect_schema(), columns, **table_keywords)
     per_query = finish_all(per_query.lazy(), resolved, [*keys, query], tables).collect()
     per_query = drop_empty_queries(per_query)
     return per_query, resolved, tables, query
