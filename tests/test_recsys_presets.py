@@ -138,3 +138,26 @@ def test_presets_refuse_what_the_tool_does_not_define() -> None:
     gini = sum((2 * j - m - 1) * c for j, c in enumerate(expected_counts, 1)) / ((m - 1) * total)
     assert out.item() == pytest.approx(gini, rel=1e-12)
     assert math.isfinite(gini)
+
+
+def test_replay() -> None:
+    # sb-ai-lab/RePlay replay/metrics/coverage.py doctest fixture (recommendations with
+    # scores, train), also used by its Surprisal and Novelty doctests: Coverage@2
+    # 0.5555555555555556, Surprisal@2 0.6845351232142715, Novelty@2 0.3333
+    recs = pl.DataFrame(
+        {
+            "query": [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3],
+            "item": [3, 7, 10, 11, 2, 5, 8, 11, 1, 3, 4, 9, 2],
+            "score": [0.6, 0.5, 0.4, 0.3, 0.2, 0.6, 0.5, 0.4, 0.3, 0.2, 1.0, 0.5, 0.1],
+        }
+    )
+    train = pl.DataFrame(
+        {
+            "query": [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3],
+            "item": [5, 6, 8, 9, 2, 5, 8, 11, 1, 3, 4, 9, 2],
+        }
+    )
+    out = rke.evaluate(
+        recs, ["coverage@2", "surprisal@2", "unseen@2"], convention="replay", train=train
+    )
+    assert out.row(0) == pytest.approx((0.5555555555555556, 0.6845351232142715, 1 / 3), rel=1e-12)
