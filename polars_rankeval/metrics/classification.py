@@ -7,7 +7,12 @@ They read the list's judged rows as two classes: positives are the relevant rows
   retrieved rows, i.e. the share of (positive, negative) pairs the scores order correctly,
   tied scores counting 1/2 (Mann–Whitney; sklearn ``roc_auc_score``, torchmetrics
   ``RetrievalAUROC``). A list with one class has no AUC: ``empty="skip"`` (default) leaves it
-  out of the mean, ``"zero"`` scores it 0 (torchmetrics).
+  out of the mean (its per-query value is null), ``"zero"`` scores it 0 (torchmetrics).
+  ``max_fpr=f`` (0 < f < 1) is the standardised partial AUC (McClish 1989, as sklearn
+  ``roc_auc_score(max_fpr=)`` and torchmetrics ``RetrievalAUROC(max_fpr=)``): the area ``A``
+  under the ROC curve (one point per distinct score, joined linearly, cut at ``fpr = f`` by
+  linear interpolation), rescaled as ``(1 + (A - f²/2) / (f - f²/2)) / 2``; ``max_fpr=1`` is
+  the full AUC.
 * ``fall_out@k``: non-relevant rows in the top ``k`` over the list's judged non-relevant rows
   (retrieved or not); a list with none scores 0 (``empty="zero"``, trec_eval-style) or 1
   (``empty="one"``: torchmetrics' ``empty_target_action="pos"``). Lower is better.
@@ -16,7 +21,6 @@ They read the list's judged rows as two classes: positives are the relevant rows
   judged retrieved rows, as the DIN paper's impressions) or ``"equal"`` (TorchRec, Elliot).
   ``tie_credit=0.0`` gives tied (positive, negative) pairs no credit (TorchRec's argsort);
   ``identical="skip"`` also leaves out lists whose judged rows all have one score (TorchRec).
-  Partial AUC (``max_fpr``) is not built yet.
 """
 
 from __future__ import annotations
@@ -62,6 +66,58 @@ def _auc_rows(
     }
 
 
+def _partial_rows(
+    ctx: RankingContext, k: int | None, prefix: str
+) -> dict[str, tuple[pl.Expr, pl.Expr]]:
+    """What the ROC curve's segments need, on the list's judged rows (windows over those).
+
+    Ranks are ascending in score, ``min``/``max`` over tied scores: a row's tie group holds
+    the rows ranked ``min..max``, and ``total - max`` rows score strictly higher.
+    """
+    judged = ctx.judged & ctx.within(k)
+    negative = judged & ~ctx.relevant
+    score = ctx.score + 0  # -0.0 and +0.0 are one score
+    return {
+        f"{prefix}max": (judged, ctx.over(pl.when(judged).then(score).rank("max"))),
+        f"{prefix}neg_min": (negative, ctx.over(pl.when(negative).then(score).rank("min"))),
+        f"{prefix}neg_max": (negative, ctx.over(pl.when(negative).then(score).rank("max"))),
+        f"{prefix}n_judged": (judged, ctx.over(judged.sum())),
+        f"{prefix}n_neg": (judged, ctx.over(negative.sum())),
+    }
+
+
+def _partial_area(ctx: RankingContext, k: int | None, prefix: str, max_fpr: float) -> pl.Expr:
+    """The ROC curve's area over ``fpr`` in ``[0, max_fpr]`` (trapezoids, as sklearn's ``auc``).
+
+    Each group of tied scores that holds negatives is one segment of the curve, from
+    ``(fp_above, tp_above)`` to ``(fp_above + n_g, tp_above + p_g)`` (divided by N and P);
+    a group of positives only is a vertical step of no area. Every negative row of a group
+    carries ``1/n_g`` of its segment's area, so the sum over negative rows is a plain
+    aggregation. The segment that crosses ``max_fpr`` is cut there, its ``tpr`` interpolated
+    linearly (sklearn ``np.interp``, torchmetrics ``torch.lerp``).
+    """
+    judged = ctx.judged & ctx.within(k)
+    negative = judged & ~ctx.relevant
+
+    def col(name: str) -> pl.Expr:
+        return ctx.extra[f"{prefix}{name}"].cast(pl.Float64)
+
+    n_neg = col("n_neg")
+    n_pos = col("n_judged") - n_neg
+    neg_min, neg_max = col("neg_min"), col("neg_max")
+    n_g = neg_max - neg_min + 1
+    # rows tied with this one: ranks min..max among all judged rows
+    p_g = col("max") - col("min") + 1 - n_g
+    fp_above = n_neg - neg_max
+    tp_above = col("n_judged") - col("max") - fp_above
+    x0, x1 = fp_above / n_neg, (fp_above + n_g) / n_neg
+    y0, y1 = tp_above / n_pos, (tp_above + p_g) / n_pos
+    x_end = pl.min_horizontal(x1, pl.lit(max_fpr))
+    y_end = y0 + (y1 - y0) * (x_end - x0) / (x1 - x0)
+    area = pl.when(x_end > x0).then((x_end - x0) * (y0 + y_end) / 2).otherwise(0.0)
+    return (area / n_g).filter(negative).sum()
+
+
 def _auc_partials(ctx: RankingContext, k: int | None, prefix: str, tie_credit: float) -> Partials:
     judged = ctx.judged & ctx.within(k)
     positive = judged & ctx.relevant
@@ -91,8 +147,25 @@ def _prefix(k: int | None, tie_credit: float) -> str:
     return f"auc{'' if k is None else k}{'' if tie_credit == 0.5 else '_strict'}:"
 
 
-def auc(k: int | None = None, *, empty: AucEmpty = "skip") -> Metric:
+def _check_max_fpr(max_fpr: object) -> float | None:
+    """``None`` (full AUC) or a number in ``(0, 1]``; 1 is the full AUC, so it becomes None."""
+    if max_fpr is None:
+        return None
+    if isinstance(max_fpr, bool) or not isinstance(max_fpr, int | float):
+        msg = f"option max_fpr= of 'auc' must be a number in (0, 1], got {max_fpr!r}"
+        raise InvalidOptionError(msg)
+    if not 0 < max_fpr <= 1:
+        msg = f"option max_fpr= of 'auc' must be in (0, 1] (a false positive rate), got {max_fpr}"
+        raise InvalidOptionError(msg)
+    return None if max_fpr == 1 else float(max_fpr)
+
+
+def auc(k: int | None = None, *, empty: AucEmpty = "skip", max_fpr: float | None = None) -> Metric:
     """``auc``: per-query ROC AUC of the judged retrieved rows (``auc@k``: the top ``k``).
+
+    Positives are the relevant rows, negatives the judged non-relevant ones; unjudged and
+    unretrieved rows take no part. Tied scores count 1/2 (Mann-Whitney). ``max_fpr``: the
+    standardised partial AUC over ``fpr <= max_fpr`` (McClish), as sklearn and torchmetrics.
 
     Examples
     --------
@@ -109,26 +182,46 @@ def auc(k: int | None = None, *, empty: AucEmpty = "skip") -> Metric:
     ... )
     >>> rke.evaluate(log, ["auc"]).item()
     0.75
+    >>> # query 1's ROC curve has no area up to fpr 0.5 (its top row is a negative):
+    >>> # (1 + (0 - 0.125) / 0.375) / 2 = 1/3, so the mean is (1 + 1/3) / 2
+    >>> round(rke.evaluate(log, ["auc(max_fpr=0.5)"]).item(), 12)
+    0.666666666667
     """
     k = check_cutoff(k, "auc", required=False)
     empty = check_choice("empty", empty, ["skip", "zero"])
-    name = named(at("auc", k), {"empty": empty} if empty != "skip" else {})
+    fpr = _check_max_fpr(max_fpr)
+    options: dict[str, object] = {}
+    if empty != "skip":
+        options["empty"] = empty
+    if fpr is not None:
+        options["max_fpr"] = fpr
+    name = named(at("auc", k), options)
     prefix = _prefix(k, 0.5)
+    area = f"{prefix}area({fpr!r})"
 
     def value(p: Lookup) -> pl.Expr:
         found = _auc_value(p, prefix)
+        if fpr is not None:
+            # McClish: 1/2 for the chance diagonal's area fpr²/2, 1 for the full area fpr
+            floor = fpr * fpr / 2
+            standard = 0.5 * (1 + (p(area) - floor) / (fpr - floor))
+            found = pl.when(found.is_not_null()).then(standard)
         return found.fill_null(0.0) if empty == "zero" else found
 
     def partials(ctx: RankingContext) -> Partials:
         no_closed_form(ctx, name)
-        return _auc_partials(ctx, k, prefix, 0.5)
+        found = _auc_partials(ctx, k, prefix, 0.5)
+        if fpr is not None:
+            found[area] = _partial_area(ctx, k, prefix, fpr)
+        return found
 
-    return Metric(
-        name,
-        partials,
-        value,
-        sparse_rows=lambda ctx: _auc_rows(ctx, k, prefix),
-    )
+    def sparse_rows(ctx: RankingContext) -> dict[str, tuple[pl.Expr, pl.Expr]]:
+        rows = _auc_rows(ctx, k, prefix)
+        if fpr is not None:
+            rows.update(_partial_rows(ctx, k, prefix))
+        return rows
+
+    return Metric(name, partials, value, sparse_rows=sparse_rows)
 
 
 def fall_out(k: int, *, empty: FallOutEmpty = "zero") -> Metric:
