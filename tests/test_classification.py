@@ -287,3 +287,38 @@ def test_max_fpr_is_checked(bad: object) -> None:
         rke.metrics.auc(max_fpr=bad)  # type: ignore[arg-type]
     with pytest.raises(rke.InvalidOptionError, match="max_fpr"):
         rke.evaluate(_long_lists(seed=1), [f"auc(max_fpr={bad})"])
+
+
+@pytest.mark.parametrize(("k", "max_fpr"), [(None, None), (None, 0.25), (4, None), (10, 0.25)])
+def test_torchmetrics_preset_follows_its_reference(k: int | None, max_fpr: float | None) -> None:
+    # torchmetrics' reference for RetrievalAUROC (tests/unittests/retrieval/test_auroc.py,
+    # _auroc_at_k): the top_k rows by prediction, 0 for one class, else sklearn
+    # roc_auc_score(max_fpr=); empty_target_action="neg" also scores a query without
+    # positives 0. Scores are distinct when k cuts (torch.topk orders ties arbitrarily).
+    from sklearn.metrics import roc_auc_score
+
+    rng = random.Random(31)
+    rows = []
+    for query in range(60):
+        n = rng.randint(1, 15)
+        for item in range(n):
+            score = rng.random() if k else rng.randint(0, 4) / 4
+            rows.append((query, f"d{item}", score, rng.choice([0, 0, 1, 2])))
+    log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+    metric = "auc" if k is None else f"auc@{k}"
+    if max_fpr is not None:
+        metric += f"(max_fpr={max_fpr})"
+    out = rke.evaluate(log, [metric], convention="torchmetrics", per_query=True)
+    values = dict(out.iter_rows())
+    expected_all = []
+    for query in range(60):
+        ranked = sorted((r for r in rows if r[0] == query), key=lambda r: -r[2])[:k]
+        target = [int(r[3] >= 1) for r in ranked]
+        if 0 not in target or 1 not in target:
+            expected = 0.0
+        else:
+            expected = roc_auc_score(target, [r[2] for r in ranked], max_fpr=max_fpr)
+        assert values[query] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        expected_all.append(expected)
+    mean = rke.evaluate(log, [metric], convention="torchmetrics").item()
+    assert mean == pytest.approx(sum(expected_all) / len(expected_all), rel=1e-12)
