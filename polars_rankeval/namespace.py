@@ -289,6 +289,10 @@ class _MetricMethods(Generic[ResultT]):
         """``ild@k``: intra-list diversity (``items=`` features or ``train=`` co-occurrence)."""
         return self._one("ild", k, options)
 
+    def ils(self, k: Cutoff, **options: Any) -> ResultT:
+        """``ils@k``: intra-list similarity, the mean similarity of the top ``k``'s pairs."""
+        return self._one("ils", k, options)
+
     def categorical_diversity(self, k: Cutoff, **options: Any) -> ResultT:
         """``categorical_diversity@k``: distinct categories of the top ``k`` over ``k``."""
         return self._one("categorical_diversity", k, options)

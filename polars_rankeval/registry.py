@@ -133,6 +133,7 @@ _FAMILIES: dict[str, _Family] = {
     "fall_out": _Family(m.fall_out, "required"),
     "gauc": _Family(m.gauc, "none"),
     "ild": _Family(m.ild, "required"),
+    "ils": _Family(m.ils, "required"),
     "categorical_diversity": _Family(m.categorical_diversity, "required"),
     "serendipity": _Family(m.serendipity, "required"),
     "unexpectedness": _Family(m.unexpectedness, "required"),

@@ -159,11 +159,237 @@ def test_diversity_streams(data: tuple, tmp_path) -> None:  # type: ignore[no-un
 
     log, _train, items = data
     log.write_parquet(tmp_path / "log.parquet")
-    metrics = ["ild@3", "categorical_diversity@3(category=genre)", "unexpectedness@3(baseline=a)"]
+    metrics = [
+        "ild@3",
+        "ils@3",
+        "categorical_diversity@3(category=genre)",
+        "unexpectedness@3(baseline=a)",
+        "serendipity@3(normalize=history)",
+    ]
     scan = pl.scan_parquet(tmp_path / "log.parquet")
-    options = {"by": "system", "items": items.lazy(), "n_buckets": 1}
+    options = {"by": "system", "items": items.lazy(), "train": _train.lazy(), "n_buckets": 1}
     # the ranking plan over the log streams; the finishing steps run on its per-query rows
     ranking = rke.evaluate(scan, metrics, per_query=True, _hidden=True, **options)
     assert_streams(ranking)
     lazy = rke.evaluate(scan, metrics, **options).collect()
-    assert_frame_equal(lazy, rke.evaluate(log, metrics, by="system", items=items))
+    eager = rke.evaluate(log, metrics, by="system", items=items, train=_train)
+    assert_frame_equal(lazy, eager)
+
+
+def _evaluated(log: pl.DataFrame) -> set[tuple[str, int]]:
+    """Lists a labelled metric evaluates: those with a judged row (trec_eval's rule)."""
+    return {(system, query) for system, query, _, _, label in log.iter_rows() if label is not None}
+
+
+@pytest.mark.parametrize("similarity", ["features", "cooccurrence"])
+def test_serendipity_brute_force(data: tuple, similarity: str) -> None:
+    log, train, items = data
+    # a repeated train row must not weigh twice (distinct train items per user)
+    train = pl.concat([train, train.head(5)])
+    # train items 1 and 2 have no vector (nor do the listed items 38 and 39)
+    items = items.filter(~pl.col("item").is_in([1, 2]))
+    vectors = {row[0]: np.array(row[1]) for row in items.iter_rows()}
+    users: dict[int, set[int]] = defaultdict(set)
+    history: dict[int, set[int]] = defaultdict(set)
+    for user, item in train.iter_rows():
+        users[item].add(user)
+        history[user].add(item)
+
+    def sim(a: int, b: int) -> float:
+        if similarity == "features":
+            # an item without a row in items= counts as a zero vector
+            zero = np.zeros(4)
+            return _cos(vectors.get(a, zero), vectors.get(b, zero))
+        if a == b:
+            return 1.0
+        both = len(users[a] & users[b])
+        return both / math.sqrt(len(users[a]) * len(users[b])) if both else 0.0
+
+    labels = {(s, q, i): label for s, q, i, _, label in log.iter_rows()}
+    tops = top_k(log, 4)
+    expected: dict[str, dict[tuple[str, int], float | None]] = {"items": {}, "history": {}}
+    for system, query in _evaluated(log):
+        listed = tops.get((system, query), [])
+        past = history.get(query, set())
+        relevant = [i for i in listed if (labels[(system, query, i)] or 0) > 0]
+        items_value = history_value = None
+        if past and listed:
+            terms = [1 - sum(sim(i, j) for j in past) / len(past) for i in relevant]
+            items_value = sum(terms) / len(listed)
+        if past and relevant:
+            total = sum(sim(i, j) for i in relevant for j in past)
+            history_value = 1 - total / len(past)
+        expected["items"][(system, query)] = items_value
+        expected["history"][(system, query)] = history_value
+    name = "serendipity@4(features=embedding)"
+    if similarity == "cooccurrence":
+        name = "serendipity@4(similarity=cooccurrence)"
+    options = {"by": "system", "train": train, "items": items}
+    for normalize in ("items", "history"):
+        metric = name[:-1] + (",normalize=history)" if normalize == "history" else ")")
+        out = rke.evaluate(log, [metric], per_query=True, **options)
+        got = {(s, q): v for s, q, v in out.iter_rows()}
+        assert set(got) == set(expected[normalize])
+        for key, value in expected[normalize].items():
+            if value is None:
+                assert got[key] is None, (normalize, key)
+            else:
+                assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), (normalize, key)
+        means = rke.evaluate(log, [metric], **options)
+        for system, mean in means.iter_rows():
+            values = [
+                v for (s, _), v in expected[normalize].items() if s == system and v is not None
+            ]
+            assert mean == pytest.approx(sum(values) / len(values), rel=1e-9)
+        lazy = rke.evaluate(
+            log.lazy(), [metric], by="system", train=train.lazy(), items=items.lazy(), n_buckets=3
+        )
+        assert_frame_equal(lazy.collect(), means, rel_tol=1e-12)
+
+
+def test_ils_brute_force(data: tuple) -> None:
+    log, _train, items = data
+    vectors = {row[0]: np.array(row[1]) for row in items.iter_rows()}
+    per_list: dict[tuple[str, int], float | None] = {}
+    for key, listed in top_k(log, 3).items():
+        known = [i for i in listed if i in vectors]
+        pairs = [(a, b) for x, a in enumerate(known) for b in known[x + 1 :]]
+        # LensKit: mean pairwise similarity; one item 1.0; none NaN (null here)
+        if len(known) >= 2:
+            per_list[key] = sum(_cos(vectors[a], vectors[b]) for a, b in pairs) / len(pairs)
+        else:
+            per_list[key] = 1.0 if known else None
+    assert 1.0 in per_list.values()  # the single-item rule is exercised
+    out = rke.evaluate(log, ["ils@3"], by="system", items=items, per_query=True)
+    for system, query, value in out.iter_rows():
+        expected = per_list[(system, query)]
+        if expected is None:
+            assert value is None
+        else:
+            assert value == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert rke.metrics.ils(3).higher_is_better is False
+
+
+# evidentlyai/evidently tests/metrics/recsys/test_serendipity.py (test_curr_rank): k=3,
+# item features item_f1/item_f2 from the recommendations and the train data
+EVIDENTLY_ITEMS = ["0a", "1a", "5a", "6a", "0a", "1a", "5a", "6a", "0a", "4a", "6a", "10a"]
+EVIDENTLY_F1 = [1.0, 1, 1, -0.1, 1, 1, 1, -0.1, 1, 1, -0.1, -1]
+EVIDENTLY_F2 = [0.0, 0.1, 1, 0.9, 0, 0.1, 1, 0.9, 0, 0.9, 0.9, -1]
+
+
+def test_evidently_serendipity_published_value() -> None:
+    log = pl.DataFrame(
+        {
+            "query": ["1b"] * 4 + ["2b"] * 4 + ["3b"] * 4,
+            "item": EVIDENTLY_ITEMS,
+            "score": [-float(r) for r in [1, 2, 3, 4] * 3],  # ranks 1..4
+            "relevance": [0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+        }
+    )
+    train = pl.DataFrame({"query": ["1b", "2b", "3b"], "item": ["10a", "2a", "5a"]})
+    # The asserted value needs item 10a's features from the train rows, (-1, 0): its
+    # recommendation row says (-1, -1), which gives 1.0097 (Evidently's PairwiseDistance today
+    # takes the first of the rows ranked <= k + 1, then the train rows; worked by hand).
+    train_features = {"item": ["10a", "2a", "5a"], "item_f1": [-1.0, 1, 1], "f2": [0.0, 0.2, 1]}
+    items = pl.concat(
+        [
+            pl.DataFrame(train_features),
+            pl.DataFrame({"item": EVIDENTLY_ITEMS, "item_f1": EVIDENTLY_F1, "f2": EVIDENTLY_F2}),
+        ]
+    ).unique("item", keep="first")
+    out = rke.evaluate(
+        log, ["serendipity@3(normalize=history)"], items=items, train=train, per_query=True
+    )
+    # user 3b has no relevant top-3 item: left out (Evidently keeps users with one)
+    assert out.row(2)[1] is None
+    mean = rke.evaluate(log, ["serendipity@3(normalize=history)"], items=items, train=train)
+    assert mean.item() == pytest.approx(0.8632630527478137, abs=1e-12)
+    # a list of columns shows as "x+y" in the name, and that name parses back
+    typed = rke.metrics.serendipity(3, features=["item_f1", "f2"], normalize="history")
+    assert typed.name == "serendipity@3(features=item_f1+f2,normalize=history)"
+    again = rke.evaluate(log, [typed.name], items=items.with_columns(x=pl.lit("s")), train=train)
+    assert again.item() == pytest.approx(0.8632630527478137, abs=1e-12)
+
+
+# sb-ai-lab/RePlay replay/metrics/categorical_diversity.py and unexpectedness.py doctests:
+# the recommendations (query, item or category, rating) and the baseline's
+REPLAY_RECS = pl.DataFrame(
+    {
+        "system": ["model"] * 13,
+        "query": [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3],
+        "item": [3, 7, 10, 11, 2, 5, 8, 11, 1, 3, 4, 9, 2],
+        "score": [0.6, 0.5, 0.4, 0.3, 0.2, 0.6, 0.5, 0.4, 0.3, 0.2, 1.0, 0.5, 0.1],
+    }
+)
+REPLAY_BASE = pl.DataFrame(
+    {
+        "system": ["base"] * 8,
+        "query": [1, 1, 1, 2, 2, 2, 3, 3],
+        "item": [3, 7, 2, 5, 8, 3, 4, 9],
+        "score": [0.5, 0.5, 0.7, 0.6, 0.6, 0.3, 1.0, 0.5],
+    }
+)
+
+
+def test_replay_published_values() -> None:
+    # CategoricalDiversity([3, 5]): 1.0 and 0.8666666666666667; per user @5 {1: 1, 2: 1, 3: 0.6}.
+    # There the rows carry category ids: here each id is an item whose category is itself.
+    categories = pl.DataFrame({"item": range(12), "category": range(12)})
+    metrics = ["categorical_diversity@3", "categorical_diversity@5"]
+    recs = REPLAY_RECS.drop("system")
+    out = rke.evaluate(recs, metrics, convention="replay", items=categories)
+    assert out.row(0) == pytest.approx((1.0, 0.8666666666666667), rel=1e-12)
+    per_user = rke.evaluate(recs, metrics[1:], items=categories, per_query=True)
+    assert per_user[metrics[1]].to_list() == pytest.approx([1.0, 1.0, 0.6])
+    # Unexpectedness([2, 4]): 0.16666666666666666 and 0.5; per user @2 {0.5, 0, 0},
+    # @4 {0.5, 0.5, 0.5}
+    log = pl.concat([REPLAY_RECS, REPLAY_BASE])
+    metrics = ["unexpectedness@2(baseline=base)", "unexpectedness@4(baseline=base)"]
+    out = rke.evaluate(log, metrics, by="system", convention="replay")
+    assert out.filter(pl.col("system") == "model").row(0)[1:] == pytest.approx(
+        (0.16666666666666666, 0.5), rel=1e-12
+    )
+    per_user = rke.evaluate(log, metrics, by="system", per_query=True).filter(
+        pl.col("system") == "model"
+    )
+    assert per_user[metrics[0]].to_list() == pytest.approx([0.5, 0.0, 0.0])
+    assert per_user[metrics[1]].to_list() == pytest.approx([0.5, 0.5, 0.5])
+
+
+def test_unexpectedness_absent_baseline() -> None:
+    # query 4 has no baseline list: RePlay scores it 0 (absent=zero)
+    extra = pl.DataFrame({"system": ["model"], "query": [4], "item": [1], "score": [1.0]})
+    log = pl.concat([REPLAY_RECS, REPLAY_BASE, extra])
+    values = {}
+    for absent in ("one", "zero", "drop"):
+        metric = f"unexpectedness@2(baseline=base,absent={absent})"
+        out = rke.evaluate(log, [metric], by="system", per_query=True)
+        model = out.filter(pl.col("system") == "model")
+        values[absent] = model.filter(pl.col("query") == 4).row(0)[2]
+        assert model.filter(pl.col("query") < 4)[metric].to_list() == pytest.approx([0.5, 0, 0])
+    assert values == {"one": 1.0, "zero": 0.0, "drop": None}
+    assert rke.metrics.unexpectedness(2, baseline="base").name == "unexpectedness@2(baseline=base)"
+    with pytest.raises(rke.InvalidOptionError, match="absent="):
+        rke.metrics.unexpectedness(2, baseline="base", absent="none")  # type: ignore[arg-type]
+
+
+def test_bad_options_name_the_option(data: tuple) -> None:
+    log, train, items = data
+    with pytest.raises(rke.InvalidOptionError, match="normalize="):
+        rke.evaluate(log, ["serendipity@3(normalize=pairs)"], by="system", train=train)
+    with pytest.raises(rke.InvalidOptionError, match="similarity="):
+        rke.evaluate(log, ["ils@3(similarity=jaccard)"], by="system", items=items)
+    with pytest.raises(rke.InvalidOptionError, match="features= applies only"):
+        rke.metrics.ils(3, similarity="cooccurrence", features="embedding")
+    with pytest.raises(rke.ColumnTypeError, match="genre"):
+        rke.evaluate(log, ["ils@3(features=genre)"], by="system", items=items)
+
+
+def test_namespace_methods(data: tuple) -> None:
+    log, train, items = data
+    frame = log.filter(pl.col("system") == "a").drop("system")
+    for method, name in [("ils", "ils@3"), ("ild", "ild@3"), ("serendipity", "serendipity@3")]:
+        alone = getattr(frame.rank_eval, method)(3, items=items, train=train)
+        together = rke.evaluate(frame, [name], items=items, train=train)
+        assert alone.columns == [name]
+        assert alone.item() == pytest.approx(together.item(), rel=1e-12), method

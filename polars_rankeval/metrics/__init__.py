@@ -24,6 +24,7 @@ from polars_rankeval.metrics.dcg import dcg, ndcg
 from polars_rankeval.metrics.diversity import (
     categorical_diversity,
     ild,
+    ils,
     serendipity,
     unexpectedness,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "gm_map",
     "hits",
     "ild",
+    "ils",
     "inferred_average_precision",
     "iprec_at_recall",
     "iprec_at_recall_levels",

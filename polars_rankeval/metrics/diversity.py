@@ -1,41 +1,45 @@
 """Diversity of each list: intra-list diversity, categories, serendipity, unexpectedness.
 
 Per query (averaged over queries), over the list's top ``k`` retrieved items. Each list's
-top-k set is a hidden per-query value; a finishing step joins it to the tables (pairs of its
-items, the user's history, the baseline's list), so these metrics cost about ``k²`` pairs per
-list (``k × history`` for serendipity).
+top-k set is a hidden per-query value; a finishing step joins it to the tables.
 
 Item similarity (``similarity=``):
 
 * ``"features"``: cosine similarity of the items' vectors from ``items=``: ``features=`` names
-  an embedding column (List/Array) or numeric columns; by default the table's only List/Array
-  column, else every numeric column but the item id. A zero vector has similarity 0 with
-  everything (scikit-learn's ``cosine_similarity``); items without a row in ``items=`` are
-  left out of the list.
+  an embedding column (List/Array) or numeric columns (a list, or ``"x+y"`` in a metric
+  string); by default the table's only List/Array column, else every numeric column but the
+  item id. A zero vector has similarity 0 with everything, itself included (scikit-learn's
+  ``cosine_similarity`` gives 0; Recommenders divides by 0). Computed in closed form from unit
+  vectors ``u``: a list's pair similarities sum to ``(|Σ u|² − Σ |u|²) / 2`` and an item's
+  similarities to a history sum to ``u · Σ u_j``, per-dimension sums instead of pairs
+  (``k × d`` values per list).
 * ``"cooccurrence"`` (Recommenders' default): ``C(i, j) / sqrt(C(i) C(j))`` over the train
-  users, ``C`` counting distinct users; pairs never seen together have similarity 0.
+  users, ``C`` counting distinct users; pairs never seen together have similarity 0, an item
+  with itself 1. Exact, but not in bounded memory: it joins the listed items' train histories
+  with themselves (``k²`` pairs per list, ``k × history`` for serendipity).
 
 Metrics:
 
 * ``ild@k``: ``normalize="pairs"`` (default; Recommenders ``diversity``): ``1 −`` the mean
   similarity over the unordered pairs of the list (null below 2 items);
-  ``normalize="length"`` (Evidently ``DiversityMetric``): the sum of the pairs' cosine
-  distances ``1 − sim`` divided by the list's length.
+  ``normalize="length"`` (Evidently ``DiversityMetric``): the sum of the unordered pairs'
+  cosine distances ``1 − sim`` divided by the list's length (0 for one item). Items without
+  a row in ``items=`` are left out of the list.
+* ``ils@k`` (LensKit ``ILS``): the mean similarity over the unordered pairs; 1 for a single
+  item, null for none.
 * ``categorical_diversity@k`` (RePlay): distinct categories of the top-k items over ``k``
   (``category=`` a column of ``items=``; a List column gives several categories per item).
-* ``serendipity@k`` (Recommenders ``serendipity``): for each top-k item ``i``,
-  ``(1 − mean_j sim(i, j)) × rel(i)`` over the user's train items ``j`` (``rel`` 1 for a
-  relevant item with a positive label, else 0; graded labels count 1, where Recommenders
-  multiplies by the label), averaged over the top-k items; users without train history have
-  none.
+* ``serendipity@k``: relevant top-k items unlike the user's train items; Recommenders'
+  per-item mean (``normalize="items"``) or Evidently's sum over the history
+  (``normalize="history"``). Items without a row in ``items=`` count as zero vectors.
 * ``unexpectedness@k(baseline=...)`` (RePlay): ``1 − |top-k ∩ baseline's top-k| / k``
   against another system of the same log (a value of the single ``by`` column) for the same
-  query; a query the baseline has no list for scores 1.
+  query; a query the baseline has no list for scores ``absent=`` (1, 0 or null).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import polars as pl
@@ -56,6 +60,8 @@ from polars_rankeval.tables import Tables
 
 Similarity = Literal["features", "cooccurrence"]
 IldNormalize = Literal["pairs", "length"]
+SerendipityNormalize = Literal["items", "history"]
+Absent = Literal["one", "zero", "drop"]
 Features = str | Sequence[str] | None
 
 _ITEM = "__rke_item"
@@ -91,8 +97,12 @@ def _feature_columns(items: pl.LazyFrame, item: str, features: Features, metric:
                 f"'{metric.split('(', maxsplit=1)[0]}(features=embedding)'"
             )
             raise InvalidOptionError(msg)
+    elif isinstance(features, str):
+        # "x+y" names two columns (how a list of columns shows in a metric name)
+        split = features not in schema and "+" in features
+        chosen = features.split("+") if split else [features]
     else:
-        chosen = [features] if isinstance(features, str) else list(features)
+        chosen = list(features)
     for name in chosen:
         if name not in schema:
             msg = (
@@ -132,17 +142,12 @@ def _train_pairs(tables: Tables, metric: str) -> pl.LazyFrame:
     ).unique()
 
 
-def _similarity(
-    pairs: pl.LazyFrame, tables: Tables, similarity: Similarity, features: Features, metric: str
-) -> pl.LazyFrame:
-    """``pairs`` (with columns _ITEM, _OTHER) plus their similarity ``_SIM``."""
-    if similarity == "features":
-        vectors = _unit_vectors(tables, features, metric)
-        joined = pairs.join(vectors, on=_ITEM, how="inner").join(
-            vectors.rename({_ITEM: _OTHER, _VECTOR: f"{_VECTOR}_2"}), on=_OTHER, how="inner"
-        )
-        sim = (pl.col(_VECTOR) * pl.col(f"{_VECTOR}_2")).list.sum()
-        return joined.with_columns(sim.alias(_SIM)).drop(_VECTOR, f"{_VECTOR}_2")
+def _cooccurrence(pairs: pl.LazyFrame, tables: Tables, metric: str) -> pl.LazyFrame:
+    """``pairs`` (with columns _ITEM, _OTHER) plus their co-occurrence similarity ``_SIM``.
+
+    Exact, but not in bounded memory: the train histories restricted to the pairs' items
+    are joined with themselves (per user, its listed history items squared).
+    """
     train = _train_pairs(tables, metric)
     wanted = pairs.select(_ITEM, _OTHER).unique()
     # only the items the pairs name: the users' histories restricted to them, paired up
@@ -193,7 +198,7 @@ def _cooccurrence_sums(
     pairs = exploded.join(
         exploded.rename({_ITEM: _OTHER}), on=list(keys), how="inner", nulls_equal=True
     ).filter(pl.col(_ITEM) < pl.col(_OTHER))
-    scored = _similarity(pairs, tables, "cooccurrence", None, label)
+    scored = _cooccurrence(pairs, tables, label)
     sums = per_group(scored, keys, pl.col(_SIM).sum().alias("s"))
     both = sizes.join(sums, on=list(keys), how="left", nulls_equal=True)
     return both.with_columns(
@@ -239,6 +244,31 @@ def _shown(**options: object) -> dict[str, object]:
     return {key: value for key, value in options.items() if value is not None}
 
 
+def _features_shown(features: Features) -> str | None:
+    """``features=`` as it appears in a metric name: a list of columns joined by ``+``."""
+    if features is None or isinstance(features, str):
+        return features
+    return "+".join(features)
+
+
+def _pair_sums(
+    k: int, similarity: Similarity, features: Features
+) -> tuple[str, Callable[[RankingContext], Partials], Callable[..., pl.LazyFrame]]:
+    """The hidden top-k set and the finishing step's per-list ``n``, ``p`` (pairs), ``s``."""
+    key = f"top_items@{k}"
+
+    def partials(ctx: RankingContext) -> Partials:
+        return {key: _item_set(ctx, ctx.within(k))}
+
+    def sums(frame: pl.LazyFrame, keys: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
+        exploded = frame.select(*keys, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
+        if similarity == "features":
+            return _feature_sums(exploded, keys, _unit_vectors(tables, features, label))
+        return _cooccurrence_sums(exploded, keys, tables, label)
+
+    return key, partials, sums
+
+
 def ild(
     k: int,
     *,
@@ -246,7 +276,15 @@ def ild(
     features: Features = None,
     normalize: IldNormalize = "pairs",
 ) -> Metric:
-    """``ild@k``: intra-list diversity, from the cosine similarity of the list's item pairs.
+    """``ild@k``: intra-list diversity, from the similarity of the list's item pairs.
+
+    With ``n`` items in the top ``k`` (those with a vector, for ``similarity="features"``),
+    ``p = n(n − 1)/2`` unordered pairs and ``S`` the sum of their similarities:
+
+    * ``normalize="pairs"`` (Recommenders ``diversity``): ``1 − S / p``; null when ``n < 2``
+      (Recommenders leaves such a user out; so does the mean here).
+    * ``normalize="length"`` (Evidently ``DiversityMetric``): ``(p − S) / n``, the unordered
+      pairs' cosine distances summed and divided by the list's length; 0 for one item.
 
     Examples
     --------
@@ -257,28 +295,23 @@ def ild(
     >>> # a and b are orthogonal: similarity 0, diversity 1
     >>> rke.evaluate(log, ["ild@2"], items=items).item()
     1.0
+    >>> rke.evaluate(log, ["ild@2(normalize=length)"], items=items).item()
+    0.5
     """
     similarity = _check_similarity(similarity, features)
     normalize = check_choice("normalize", normalize, ["pairs", "length"])
     shown = _shown(
         similarity=similarity if similarity != "features" else None,
-        features=features if isinstance(features, str) else None,
+        features=_features_shown(features),
         normalize=normalize if normalize != "pairs" else None,
     )
     name = named(at("ild", required_cutoff(k, "ild")), shown)
-    key = f"top_items@{k}"
-
-    def partials(ctx: RankingContext) -> Partials:
-        return {key: _item_set(ctx, ctx.within(k))}
+    key, partials, sums = _pair_sums(k, similarity, features)
 
     def finish(
         frame: pl.LazyFrame, keys: Sequence[str], label: str, tables: Tables
     ) -> pl.LazyFrame:
-        exploded = frame.select(*keys, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
-        if similarity == "features":
-            both = _feature_sums(exploded, keys, _unit_vectors(tables, features, label))
-        else:
-            both = _cooccurrence_sums(exploded, keys, tables, label)
+        both = sums(frame, keys, label, tables)
         if normalize == "pairs":
             value: pl.Expr = pl.when(pl.col("n") >= 2).then(1 - pl.col("s") / pl.col("p"))
         else:
@@ -290,6 +323,53 @@ def ild(
         name,
         partials,
         lambda p: p(key),
+        needs=("items",) if similarity == "features" else ("train",),
+        reads_labels=False,
+        finish=finish,
+    )
+
+
+def ils(k: int, *, similarity: Similarity = "features", features: Features = None) -> Metric:
+    """``ils@k`` (LensKit ``ILS``): intra-list similarity, the mean similarity of the pairs.
+
+    ``S / p`` over the unordered pairs of the top ``k`` items with a vector (LensKit leaves
+    items unknown to its dataset out too); 1 for a single item and null for none, as LensKit.
+    Lower is more diverse. For a list of 2 or more items, ``ils = 1 − ild``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> items = pl.DataFrame({"item": ["a", "b", "c"], "x": [1.0, 0.0, 1.0], "y": [0.0, 1.0, 1.0]})
+    >>> log = pl.DataFrame({"query": [1, 1, 2], "item": ["a", "c", "b"], "score": [2.0, 1, 1]})
+    >>> rke.evaluate(log, ["ils@2"], items=items, per_query=True)["ils@2"].round(6).to_list()
+    [0.707107, 1.0]
+    """
+    similarity = _check_similarity(similarity, features)
+    shown = _shown(
+        similarity=similarity if similarity != "features" else None,
+        features=_features_shown(features),
+    )
+    name = named(at("ils", required_cutoff(k, "ils")), shown)
+    key, partials, sums = _pair_sums(k, similarity, features)
+
+    def finish(
+        frame: pl.LazyFrame, keys: Sequence[str], label: str, tables: Tables
+    ) -> pl.LazyFrame:
+        both = sums(frame, keys, label, tables)
+        value = (
+            pl.when(pl.col("n") >= 2)
+            .then(pl.col("s") / pl.col("p"))
+            .when(pl.col("n") == 1)
+            .then(pl.lit(1.0))
+        )
+        return both.select(*keys, value.alias(label))
+
+    return Metric(
+        name,
+        partials,
+        lambda p: p(key),
+        direction="lower",
         needs=("items",) if similarity == "features" else ("train",),
         reads_labels=False,
         finish=finish,
@@ -349,10 +429,73 @@ def categorical_diversity(k: int, *, category: str = "category") -> Metric:
     )
 
 
+def _history_similarity(
+    relevant: pl.LazyFrame,
+    keys: Sequence[str],
+    tables: Tables,
+    *,
+    similarity: Similarity,
+    features: Features,
+    metric: str,
+) -> pl.LazyFrame:
+    """Per (list, relevant item): ``t``, its similarities to the user's train items, summed.
+
+    Features: with unit vectors, ``Σ_j u_i·u_j = u_i · Σ_j u_j``, so each user's history is
+    one profile vector (one sum per dimension) and no (item, history item) pair is formed.
+    Co-occurrence: the (item, history item) pairs are joined, ``k × history`` rows per list.
+    An item without a vector counts as a zero vector (similarity 0 with every item).
+    """
+    query = tables.query
+    history = _train_pairs(tables, metric)
+    if similarity == "cooccurrence":
+        pairs = relevant.join(
+            history.rename({_ITEM: _OTHER}), left_on=query, right_on=_USER, how="inner"
+        )
+        scored = _cooccurrence(pairs, tables, metric)
+        return scored.group_by([*keys, _ITEM]).agg(pl.col(_SIM).sum().alias("t"))
+    vectors = _unit_vectors(tables, features, metric)
+    dim = "__rke_dim"
+
+    def by_dimension(frame: pl.LazyFrame) -> pl.LazyFrame:
+        joined = frame.join(vectors, on=_ITEM, how="inner")
+        return joined.with_columns(pl.int_ranges(pl.col(_VECTOR).list.len()).alias(dim)).explode(
+            [_VECTOR, dim]
+        )
+
+    profile = (
+        by_dimension(history).group_by(_USER, dim).agg(pl.col(_VECTOR).sum().alias("__rke_profile"))
+    )
+    products = by_dimension(relevant).join(
+        profile, left_on=[query, dim], right_on=[_USER, dim], how="inner"
+    )
+    sums = products.group_by([*keys, _ITEM]).agg(
+        (pl.col(_VECTOR) * pl.col("__rke_profile")).sum().alias("t")
+    )
+    # relevant items without a vector (or without a profile) have similarity 0
+    return relevant.join(sums, on=[*keys, _ITEM], how="left", nulls_equal=True).with_columns(
+        pl.col("t").fill_null(0.0)
+    )
+
+
 def serendipity(
-    k: int, *, similarity: Similarity = "features", features: Features = None
+    k: int,
+    *,
+    similarity: Similarity = "features",
+    features: Features = None,
+    normalize: SerendipityNormalize = "items",
 ) -> Metric:
-    """``serendipity@k`` (Recommenders): relevant top-k items unlike the user's history.
+    """``serendipity@k``: relevant top-k items unlike the user's train history.
+
+    ``H`` is the user's distinct train items; ``sim`` the item similarity (``similarity=``,
+    ``features=``: see the module); ``R`` the list's relevant top-k items (a positive label).
+
+    * ``normalize="items"`` (Recommenders ``serendipity``): ``Σ_{i∈R} (1 − mean_{j∈H}
+      sim(i, j)) / n``, ``n`` the number of top-k items; null for a user with no train history.
+      (Recommenders multiplies each item's term by its relevance value: with 0/1 labels, as
+      here; a graded label counts 1 here.)
+    * ``normalize="history"`` (Evidently ``SerendipityMetric``): ``1 − Σ_{j∈H} Σ_{i∈R}
+      sim(i, j) / |H|``, for users with a train history and at least one relevant top-k item
+      (null otherwise); not divided by ``|R|``, so below 0 when ``R`` is like ``H``.
 
     Examples
     --------
@@ -366,12 +509,17 @@ def serendipity(
     >>> # a is the history item h's twin (0), b is orthogonal to it (1): (0 + 1) / 2
     >>> rke.evaluate(log, ["serendipity@2"], items=items, train=train).item()
     0.5
+    >>> # Evidently: 1 - (1 + 0) / 1
+    >>> rke.evaluate(log, ["serendipity@2(normalize=history)"], items=items, train=train).item()
+    0.0
     """
     similarity = _check_similarity(similarity, features)
+    normalize = check_choice("normalize", normalize, ["items", "history"])
     checked = required_cutoff(k, "serendipity")
     shown = _shown(
         similarity=similarity if similarity != "features" else None,
-        features=features if isinstance(features, str) else None,
+        features=_features_shown(features),
+        normalize=normalize if normalize != "items" else None,
     )
     name = named(at("serendipity", checked), shown)
     top_key, rel_key = f"top_items@{k}", f"relevant_top_items@{k}"
@@ -380,7 +528,7 @@ def serendipity(
         return {
             top_key: _item_set(ctx, ctx.within(k)),
             # a positive relevant label: label 0 never counts, even with relevance_level=0
-            # (Recommenders multiplies by the label, so its 0 adds nothing)
+            # (Recommenders multiplies by the label, so its 0 adds nothing; Evidently: > 0)
             rel_key: _item_set(ctx, ctx.within(k) & ctx.relevant & (ctx.label > 0)),
         }
 
@@ -396,25 +544,46 @@ def serendipity(
             pl.col(label).struct.field(_TOP).alias(_TOP),
             pl.col(label).struct.field(_REL).alias(_REL),
         )
-        sizes = lists.select(*keys, pl.col(_TOP).list.len().cast(pl.Float64).alias("n"))
+        sizes = lists.select(
+            *keys,
+            pl.col(_TOP).list.len().cast(pl.Float64).alias("n"),
+            pl.col(_REL).list.len().alias("r"),
+        )
         relevant = lists.select(*keys, pl.col(_REL).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
-        history = _train_pairs(tables, label).rename({_ITEM: _OTHER})
-        pairs = relevant.join(history, left_on=query, right_on=_USER, how="inner")
-        scored = _similarity(pairs, tables, similarity, features, label)
-        per_item = scored.group_by([*keys, _ITEM]).agg((1 - pl.col(_SIM).mean()).alias("u"))
-        sums = per_group(per_item, keys, pl.col("u").sum().alias("s"))
-        users = history.select(pl.col(_USER).alias(query)).unique()
-        with_history = sizes.join(users, on=query, how="semi")
-        both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
-        value = pl.when(pl.col("n") > 0).then(pl.col("s").fill_null(0.0) / pl.col("n"))
-        return both.select(*keys, value.alias(label))
+        totals = _history_similarity(
+            relevant, keys, tables, similarity=similarity, features=features, metric=label
+        )
+        lengths = (
+            _train_pairs(tables, label)
+            .group_by(_USER)
+            .agg(pl.len().cast(pl.Float64).alias("h"))
+            .rename({_USER: query})
+        )
+        with_history = sizes.join(lengths, on=query, how="inner")
+        if normalize == "items":
+            terms = totals.join(lengths, on=query, how="inner").select(
+                *keys, (1 - pl.col("t") / pl.col("h")).alias("u")
+            )
+            sums = per_group(terms, keys, pl.col("u").sum().alias("s"))
+            both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
+            result = pl.when(pl.col("n") > 0).then(pl.col("s").fill_null(0.0) / pl.col("n"))
+        else:
+            sums = per_group(totals, keys, pl.col("t").sum().alias("s"))
+            both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
+            result = pl.when(pl.col("r") > 0).then(1 - pl.col("s").fill_null(0.0) / pl.col("h"))
+        return both.select(*keys, result.alias(label))
 
     needs = ("train", "items") if similarity == "features" else ("train",)
     return Metric(name, partials, value, needs=needs, finish=finish)
 
 
-def unexpectedness(k: int, *, baseline: object = None) -> Metric:
+def unexpectedness(k: int, *, baseline: object = None, absent: Absent = "one") -> Metric:
     """``unexpectedness@k(baseline=...)`` (RePlay): share of the top ``k`` not in the baseline's.
+
+    ``1 − |top-k ∩ baseline's top-k| / k`` (``k``, not the list's length: a list shorter than
+    ``k`` is never 0, not even the baseline's own). A query the baseline has no list for
+    (no retrieved row) scores ``absent=``: ``"one"`` (default: nothing of it is expected),
+    ``"zero"`` (RePlay) or ``"drop"`` (null, left out of the mean).
 
     Examples
     --------
@@ -438,7 +607,11 @@ def unexpectedness(k: int, *, baseline: object = None) -> Metric:
             "by column), e.g. 'unexpectedness@10(baseline=popular)'"
         )
         raise InvalidOptionError(msg)
-    name = named(at("unexpectedness", checked), {"baseline": baseline})
+    absent = check_choice("absent", absent, ["one", "zero", "drop"])
+    shown: dict[str, object] = {"baseline": baseline}
+    if absent != "one":
+        shown["absent"] = absent
+    name = named(at("unexpectedness", checked), shown)
     key = f"top_items@{k}"
 
     def partials(ctx: RankingContext) -> Partials:
@@ -472,6 +645,11 @@ def unexpectedness(k: int, *, baseline: object = None) -> Metric:
         counted = per_group(shared, keys, pl.len().cast(pl.Float64).alias("c"))
         both = frame.select(*keys).join(counted, on=list(keys), how="left", nulls_equal=True)
         value = 1 - pl.col("c").fill_null(0.0) / checked
+        if absent != "one":
+            listed = base.select(tables.query).unique().with_columns(pl.lit(True).alias("b"))
+            both = both.join(listed, on=tables.query, how="left", nulls_equal=True)
+            otherwise = pl.lit(0.0) if absent == "zero" else pl.lit(None, pl.Float64)
+            value = pl.when(pl.col("b")).then(value).otherwise(otherwise)
         return both.select(*keys, value.alias(label))
 
     return Metric(name, partials, lambda p: p(key), reads_labels=False, finish=finish)
