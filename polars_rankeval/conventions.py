@@ -168,13 +168,18 @@ CONVENTIONS: dict[str, Convention] = {
     # recommended items; ILD sums cosine distances over pairs and divides by the list length.
     "evidently": Convention(
         "evidently",
-        families=frozenset({"arp", "novelty", "coverage", "gini", "personalization", "ild"}),
+        families=frozenset(
+            {"arp", "novelty", "coverage", "gini", "personalization", "ild", "serendipity"}
+        ),
         metric_defaults={
             "arp": {"popularity": "users", "absent": "drop"},
             "novelty": {"popularity": "users", "absent": "drop"},
             "coverage": {"of": "train", "intersect": True},
             "gini": {"over": "recommended"},
             "ild": {"similarity": "features", "normalize": "length"},
+            # SerendipityMetric: 1 - the summed similarity of the relevant top-k items to the
+            # user's history, over the history's size
+            "serendipity": {"similarity": "features", "normalize": "history"},
         },
     ),
     # RecBole (evaluator/metrics.py): ItemCoverage and GiniIndex over the whole catalog,
@@ -199,7 +204,11 @@ CONVENTIONS: dict[str, Convention] = {
         families=frozenset(
             {"surprisal", "unseen", "coverage", "categorical_diversity", "unexpectedness"}
         ),
-        metric_defaults={"coverage": {"of": "train", "intersect": True}},
+        metric_defaults={
+            "coverage": {"of": "train", "intersect": True},
+            # Unexpectedness scores a query without a baseline list 0
+            "unexpectedness": {"absent": "zero"},
+        },
     ),
     # TorchRec's GAUC (session AUC): the unweighted mean over sessions; no half credit for
     # tied scores (argsort); sessions with one class or identical predictions are skipped.

@@ -304,6 +304,8 @@ def test_evidently_serendipity_published_value() -> None:
     assert out.row(2)[1] is None
     mean = rke.evaluate(log, ["serendipity@3(normalize=history)"], items=items, train=train)
     assert mean.item() == pytest.approx(0.8632630527478137, abs=1e-12)
+    preset = rke.evaluate(log, ["serendipity@3"], convention="evidently", items=items, train=train)
+    assert preset.item() == pytest.approx(0.8632630527478137, abs=1e-12)
     # a list of columns shows as "x+y" in the name, and that name parses back
     typed = rke.metrics.serendipity(3, features=["item_f1", "f2"], normalize="history")
     assert typed.name == "serendipity@3(features=item_f1+f2,normalize=history)"

@@ -129,6 +129,7 @@ BEYOND_ACCURACY = [
     "ild@5(similarity=cooccurrence)",
     "categorical_diversity@5(category=genre)",
     "serendipity@5",
+    "ils@5",
     "unexpectedness@5(baseline=A)",
 ]
 TRAIN = pl.DataFrame({"query": ["q1", "q1", "q2", "q9"], "item": ["a", "b", "a", "e"]})
