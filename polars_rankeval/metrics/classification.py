@@ -53,16 +53,28 @@ Identical = Literal["keep", "skip"]
 
 
 def _auc_rows(
-    ctx: RankingContext, k: int | None, prefix: str
+    ctx: RankingContext, k: int | None, prefix: str, wanted: set[str]
 ) -> dict[str, tuple[pl.Expr, pl.Expr]]:
-    """Per-row ranks among the list's judged rows (a window over those rows only)."""
+    """Per-row ranks among the list's judged rows (a window over those rows only).
+
+    Only the ``wanted`` ranks: each is a window over the judged rows, so the half-credit AUC
+    (``avg``) does not pay for the no-credit one's (``min``, ``pos_min``).
+    """
     judged = ctx.judged & ctx.within(k)
     positive = judged & ctx.relevant
     score = ctx.score + 0  # -0.0 and +0.0 are one score
+    rows = {"avg": judged, "min": judged, "pos_min": positive}
+    methods: dict[str, Literal["average", "min"]] = {
+        "avg": "average",
+        "min": "min",
+        "pos_min": "min",
+    }
     return {
-        f"{prefix}avg": (judged, ctx.over(pl.when(judged).then(score).rank("average"))),
-        f"{prefix}min": (judged, ctx.over(pl.when(judged).then(score).rank("min"))),
-        f"{prefix}pos_min": (positive, ctx.over(pl.when(positive).then(score).rank("min"))),
+        f"{prefix}{key}": (
+            rows[key],
+            ctx.over(pl.when(rows[key]).then(score).rank(methods[key])),
+        )
+        for key in sorted(wanted)
     }
 
 
@@ -216,7 +228,7 @@ def auc(k: int | None = None, *, empty: AucEmpty = "skip", max_fpr: float | None
         return found
 
     def sparse_rows(ctx: RankingContext) -> dict[str, tuple[pl.Expr, pl.Expr]]:
-        rows = _auc_rows(ctx, k, prefix)
+        rows = _auc_rows(ctx, k, prefix, {"avg"} if fpr is None else {"avg", "min"})
         if fpr is not None:
             rows.update(_partial_rows(ctx, k, prefix))
         return rows
@@ -336,5 +348,7 @@ def gauc(
         value,
         level="system",
         reduce=reduce,
-        sparse_rows=lambda ctx: _auc_rows(ctx, None, prefix),
+        sparse_rows=lambda ctx: _auc_rows(
+            ctx, None, prefix, {"avg"} if tie_credit == 0.5 else {"min", "pos_min"}
+        ),
     )
