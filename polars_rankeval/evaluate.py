@@ -647,9 +647,10 @@ def evaluate(
     engine
         Polars engine used to collect when ``data`` is a DataFrame.
     _hidden
-        Internal (the Spark route): with ``per_query=True``, keep the per-system metrics'
-        hidden per-query values and the ``empty_queries="drop"`` flag, for the caller to
-        reduce and filter.
+        Internal (the Spark route, the command line, ``bootstrap``): with ``per_query=True``,
+        the raw per-query plan: per-system and diversity metrics' hidden values and the
+        ``empty_queries="drop"`` flag, for the caller to finish (:func:`finish_all`), filter
+        and reduce.
 
     Returns
     -------
@@ -698,7 +699,6 @@ def evaluate(
     lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
     tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
-    check_needs(((label, metric.needs) for label, metric in resolved), tables)
     if n_buckets is None:
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
         n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"

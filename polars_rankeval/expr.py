@@ -28,7 +28,6 @@ from polars_rankeval.evaluate import (
     MissingQueries,
     finish_all,
     per_query_plan,
-    reads_labels,
     settings_for,
     summary_of,
 )
@@ -198,8 +197,6 @@ def metric_expr(
                 raise _missing_column(role, name)
         if query is None:
             long = long.with_columns(pl.lit(0).alias(_ONE_LIST))
-        if not reads_labels(resolved) and columns.relevance not in long.columns:
-            long = long.with_columns(pl.lit(None, dtype=pl.Int64).alias(columns.relevance))
         check_schema(long.schema, columns)
         tables = make_tables(long.schema, columns, train=train, items=items, catalog=catalog)
         plan = per_query_plan(

@@ -29,7 +29,12 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._columns import Columns, as_polars
-from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    ColumnValueError,
+    InvalidOptionError,
+)
 
 TableName = Literal["train", "items", "catalog"]
 
@@ -172,6 +177,46 @@ def _key(
     raise ColumnTypeError(msg)
 
 
+_BAD = "__rke_bad_row"
+
+
+def refuse_rows(
+    frame: pl.LazyFrame,
+    bad: pl.Expr,
+    shown: list[str],
+    message: Callable[[pl.DataFrame], str],
+) -> pl.LazyFrame:
+    """``frame`` unchanged, but collecting it raises ColumnValueError if a row is ``bad``.
+
+    The check runs when the data is read (the frame stays lazy); ``message`` gets the bad
+    rows' ``shown`` columns. The same all-true-mask device as the log's value checks.
+    """
+
+    def check(packed: pl.Series) -> pl.Series:
+        rows = packed.struct.unnest().filter(pl.col(_BAD))
+        if rows.height:
+            raise ColumnValueError(message(rows.drop(_BAD)))
+        return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
+
+    mask = pl.struct(*shown, bad.alias(_BAD)).map_batches(
+        check, return_dtype=pl.Boolean, is_elementwise=True
+    )
+    return frame.filter(mask)
+
+
+def _one_row_per_item(items: pl.LazyFrame, item: str) -> pl.LazyFrame:
+    """The items table, refusing (when read) an item with several rows."""
+
+    def message(rows: pl.DataFrame) -> str:
+        repeated = rows[item].unique(maintain_order=True)
+        return (
+            f"the items= table must have one row per item: some items have several rows, "
+            f"e.g. {repeated[0]!r}"
+        )
+
+    return refuse_rows(items, pl.len().over(item) > 1, [item], message)
+
+
 def make_tables(
     log_schema: pl.Schema,
     columns: Columns,
@@ -191,6 +236,7 @@ def make_tables(
         train_frame = _key(train_frame, "train", columns.item, item_dtype, "item")
     if items is not None:
         items_frame = _key(read_table(items, "items"), "items", columns.item, item_dtype, "item")
+        items_frame = _one_row_per_item(items_frame, columns.item)
     if catalog is not None:
         if isinstance(catalog, bool) or (isinstance(catalog, int) and catalog <= 0):
             msg = f"option catalog= must be a table of items or a positive int, got {catalog!r}"

@@ -12,6 +12,15 @@ from collections import defaultdict
 
 import polars as pl
 
+# The generated logs' columns: several systems, integer ids, float scores, integer labels.
+LOG_SCHEMA = {
+    "system": pl.String,
+    "query": pl.Int64,
+    "item": pl.Int64,
+    "score": pl.Float64,
+    "relevance": pl.Int64,
+}
+
 
 def generated(
     seed: int = 0, n_users: int = 30, n_items: int = 40
@@ -30,13 +39,7 @@ def generated(
                 rows.append((system, user, item, score, label))
     log = pl.DataFrame(
         rows,
-        schema={
-            "system": pl.String,
-            "query": pl.Int64,
-            "item": pl.Int64,
-            "score": pl.Float64,
-            "relevance": pl.Int64,
-        },
+        schema=LOG_SCHEMA,
         orient="row",
     )
     train_rows = []

@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
-from tests.recsys_brute import generated
+from tests.recsys_brute import LOG_SCHEMA, generated
 
 
 def _lists(
@@ -156,17 +156,7 @@ def _long_lists(seed: int) -> pl.DataFrame:
                 score = None if rng.random() < 0.1 else rng.randint(0, 5) / 2
                 label = rng.choice([None, 0, 0, 0, 1, 2, -1])
                 rows.append((system, query, item, score, label))
-    return pl.DataFrame(
-        rows,
-        schema={
-            "system": pl.String,
-            "query": pl.Int64,
-            "item": pl.Int64,
-            "score": pl.Float64,
-            "relevance": pl.Int64,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=LOG_SCHEMA, orient="row")
 
 
 @pytest.mark.parametrize("k", [None, 8])

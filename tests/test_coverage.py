@@ -149,3 +149,13 @@ def test_per_system_metrics_stream(tmp_path) -> None:  # type: ignore[no-untyped
         n_buckets=1,
     )
     assert_streams(plan)
+
+
+def test_a_catalog_that_misses_recommended_items_is_refused() -> None:
+    # coverage above 1 or a negative number of never-recommended items is no answer
+    log = pl.DataFrame({"query": [1, 1, 2, 2], "item": ["a", "b", "c", "d"], "score": 1.0})
+    for metric in ["coverage@2", "gini@2(over=catalog)"]:
+        with pytest.raises(rke.ColumnValueError, match="recommend 4 distinct items but catalog=2"):
+            rke.evaluate(log, [metric], catalog=2)
+        with pytest.raises(rke.ColumnValueError, match=r"not in the catalog= table, e\.g\. 'b'"):
+            rke.evaluate(log.lazy(), [metric], catalog=pl.DataFrame({"item": ["a"]})).collect()

@@ -395,3 +395,13 @@ def test_namespace_methods(data: tuple) -> None:
         together = rke.evaluate(frame, [name], items=items, train=train)
         assert alone.columns == [name]
         assert alone.item() == pytest.approx(together.item(), rel=1e-12), method
+
+
+def test_item_tables_with_repeated_items_or_ragged_vectors_are_refused() -> None:
+    log = pl.DataFrame({"query": [1, 1], "item": ["a", "b"], "score": [2.0, 1.0]})
+    repeated = pl.DataFrame({"item": ["a", "a", "b"], "embedding": [[1.0, 0], [0.0, 1], [1.0, 1]]})
+    with pytest.raises(rke.ColumnValueError, match=r"one row per item: .* e\.g\. 'a'"):
+        rke.evaluate(log, ["ild@2"], items=repeated)
+    ragged = pl.DataFrame({"item": ["a", "b"], "embedding": [[1.0, 0.0], [0.0, 1.0, 3.0]]})
+    with pytest.raises(rke.ColumnValueError, match="must all have one length"):
+        rke.evaluate(log, ["ild@2"], items=ragged)

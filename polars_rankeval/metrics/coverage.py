@@ -42,7 +42,7 @@ from polars_rankeval.metrics._base import (
     per_group,
     required_cutoff,
 )
-from polars_rankeval.tables import Tables
+from polars_rankeval.tables import Tables, refuse_rows
 
 CoverageOf = Literal["catalog", "train"]
 GiniOver = Literal["recommended", "catalog"]
@@ -83,6 +83,50 @@ def _system(
     )
 
 
+def _in_catalog(items: pl.LazyFrame, tables: Tables, label: str) -> pl.LazyFrame:
+    """The recommended items (``_ITEM`` column), refusing (when read) any outside the catalog.
+
+    A catalog given as a size can only be checked by count: more distinct recommended items
+    than catalog items. Either way a wrong catalog would give coverage above 1 or a negative
+    number of never-recommended items, not a number to trust.
+    """
+    if tables.catalog_size is not None:
+        size = tables.catalog_size
+
+        def too_many(rows: pl.DataFrame) -> str:
+            return (
+                f"metric {label!r}: the lists recommend {rows['__rke_d'][0]} distinct items "
+                f"but catalog={size}; give the catalog's size (or its item table)"
+            )
+
+        distinct = pl.col(_ITEM).n_unique()
+        checked = refuse_rows(
+            items.with_columns(distinct.alias("__rke_d")),
+            distinct > size,
+            ["__rke_d"],
+            too_many,
+        )
+        return checked.drop("__rke_d")
+    catalog = (
+        tables.require("catalog", label)
+        .select(
+            pl.col(tables.item).cast(pl.String).alias(_ITEM), pl.lit(value=True).alias("__rke_in")
+        )
+        .unique()
+    )
+
+    def outside(rows: pl.DataFrame) -> str:
+        examples = rows[_ITEM].unique(maintain_order=True)
+        return (
+            f"metric {label!r}: recommended items are not in the catalog= table, e.g. "
+            f"{', '.join(map(repr, examples.head(3).to_list()))}; the catalog must hold every "
+            "recommended item"
+        )
+
+    joined = items.join(catalog, on=_ITEM, how="left")
+    return refuse_rows(joined, pl.col("__rke_in").is_null(), [_ITEM], outside).drop("__rke_in")
+
+
 def _joined(left: pl.LazyFrame, right: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
     if by:
         return left.join(right, on=list(by), how="left", nulls_equal=True)
@@ -119,6 +163,7 @@ def coverage(k: int, *, of: CoverageOf = "catalog", intersect: bool = True) -> M
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         items = frame.select(*by, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
         if of == "catalog":
+            items = _in_catalog(items, tables, label)
             distinct = per_group(items, by, pl.col(_ITEM).n_unique().alias("d"))
             total = tables.catalog_items(label)
         else:
@@ -203,6 +248,8 @@ def gini(k: int, *, over: GiniOver = "recommended") -> Metric:
 
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         counts = _exposures(frame, by, label)
+        if over == "catalog":
+            counts = _in_catalog(counts, tables, label)
         # Σ_j (2j - m - 1) c_(j) over the ascending counts is half the sum of |c_i - c_l| over
         # all ordered pairs: computed over the distinct counts and their multiplicities (a
         # small self-join), so nothing needs sorting and the plan streams.

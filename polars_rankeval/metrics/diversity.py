@@ -56,7 +56,7 @@ from polars_rankeval.metrics._base import (
     per_group,
     required_cutoff,
 )
-from polars_rankeval.tables import Tables
+from polars_rankeval.tables import Tables, refuse_rows
 
 Similarity = Literal["features", "cooccurrence"]
 IldNormalize = Literal["pairs", "length"]
@@ -128,6 +128,21 @@ def _unit_vectors(tables: Tables, features: Features, metric: str) -> pl.LazyFra
     items = tables.require("items", metric)
     vector = _feature_columns(items, tables.item, features, metric)
     frame = items.select(pl.col(tables.item).cast(pl.String).alias(_ITEM), vector.alias(_VECTOR))
+    length = pl.col(_VECTOR).list.len()
+
+    def ragged(rows: pl.DataFrame) -> str:
+        return (
+            f"the items' feature vectors of {metric!r} must all have one length: some are "
+            f"shorter than the longest, e.g. item {rows[_ITEM][0]!r} "
+            f"({rows['__rke_length'][0]} values)"
+        )
+
+    frame = refuse_rows(
+        frame.with_columns(length.alias("__rke_length")),
+        length.is_not_null() & (length != length.max()),
+        [_ITEM, "__rke_length"],
+        ragged,
+    ).drop("__rke_length")
     norm = (pl.col(_VECTOR) * pl.col(_VECTOR)).list.sum().sqrt()
     return frame.with_columns(
         pl.when(norm > 0).then(pl.col(_VECTOR) / norm).otherwise(pl.col(_VECTOR)).alias(_VECTOR)
