@@ -220,6 +220,13 @@ def _checked_roles(
         if option == "labels" and not (inner.is_integer() or inner == pl.Boolean):
             msg = f"column {name!r} (option labels=) must hold integer labels, got {schema[name]}"
             raise ColumnTypeError(msg)
+        items_inner = getattr(schema[recommended], "inner", None)
+        if option == "relevant" and inner not in (items_inner, pl.Null()):
+            msg = (
+                f"column {name!r} (option relevant=) must hold item ids like {recommended!r} "
+                f"({schema[recommended]}), got {schema[name]}; cast one of them"
+            )
+            raise ColumnTypeError(msg)
         if option == "scores" and not inner.is_numeric():
             msg = f"column {name!r} (option scores=) must hold numbers, got {schema[name]}"
             raise ColumnTypeError(msg)

@@ -92,6 +92,9 @@ def test_errors_and_the_hint() -> None:
         rke.from_lists(RECS, recommended="predicted", relevant="nope")
     with pytest.raises(rke.ColumnValueError, match="not both"):
         rke.from_lists(RECS, recommended="predicted", relevant="actual", labels="actual")
+    mixed = pl.DataFrame({"user": [1], "recommended": [[1, 2]], "relevant": [["1"]]})
+    with pytest.raises(rke.ColumnTypeError, match="must hold item ids like 'recommended'"):
+        rke.from_lists(mixed, relevant="relevant")
     bad = pl.DataFrame({"user": [1, 2], "recommended": [["a"], ["b", "c"]], "labels": [[1], [1]]})
     with pytest.raises(rke.ColumnValueError, match=r"user 2 has 2 recommended items and 1 labels"):
         rke.from_lists(bad, labels="labels")
