@@ -19,6 +19,12 @@ A ranked list is one ``(*by, query)`` partition. For each row the context gives
   for metrics that break ties the other way (``tie_order="item_asc"``, see
   :func:`item_ascending_rows`).
 
+With ``ties="optimistic"`` (``"pessimistic"``) the rows of each tie group are ordered by their
+label, highest (lowest) first, before the item rule: the best (worst) case over all orders of the
+ties for every metric that rewards ranking higher labels higher. Unjudged rows sit between the
+positive labels and the judged zeros, which is also the best (worst) place for bpref and infAP,
+whose non-relevant rows count only when judged. Each is one more order window beside trec's.
+
 With ``ties="expected"`` the context also describes each group of tied scores (McSherry &
 Najork 2008): its size ``t``, relevant count ``r``, the number of rows above it ``c``, the
 row's offset inside it, the relevant rows above it, and the probability that the group's first
@@ -44,8 +50,10 @@ from polars_rankeval.conventions import NegativeLabels
 from polars_rankeval.errors import InvalidOptionError
 
 Window = Callable[[pl.Expr], pl.Expr]
-Ties = Literal["trec", "expected"]
-TIES: tuple[Ties, ...] = ("trec", "expected")
+Ties = Literal["trec", "expected", "optimistic", "pessimistic"]
+TIES: tuple[Ties, ...] = ("trec", "expected", "optimistic", "pessimistic")
+# Tie modes that are an order of the rows (a best or worst case), not an expectation.
+BOUND_TIES: tuple[Ties, ...] = ("optimistic", "pessimistic")
 TieOrder = Literal["item_desc", "item_asc"]
 TIE_ORDERS: tuple[TieOrder, ...] = ("item_desc", "item_asc")
 
@@ -187,6 +195,19 @@ def _score_fields(score: pl.Expr, *, nan_last: bool) -> list[pl.Expr]:
     return [*fields, score.alias("score")]
 
 
+def bound_preference(flags: Mapping[str, pl.Expr], ties: Ties) -> pl.Expr:
+    """Where a row goes inside its tie group under a bound: larger first.
+
+    Optimistic: positive labels by size, then unjudged rows, then judged rows with no gain;
+    pessimistic reverses it.
+    """
+    label, judged = flags["label"], flags["judged"]
+    preference = (
+        pl.when(~judged).then(0.5).when(label > 0).then(label.cast(pl.Float64)).otherwise(0.0)
+    )
+    return preference if ties == "optimistic" else -preference
+
+
 def score_key(score: pl.Expr, *, nan_last: bool = False) -> pl.Expr:
     """:func:`trec_key` without its item part: equal for rows whose scores tie."""
     return pl.struct(_score_fields(score, nan_last=nan_last))
@@ -201,6 +222,12 @@ def trec_key(score: pl.Expr, item: pl.Expr, *, nan_last: bool = False) -> pl.Exp
     """
     fields = _score_fields(score, nan_last=nan_last)
     return pl.struct([*fields, item.cast(pl.String).alias("item")])
+
+
+def bound_key(score: pl.Expr, item: pl.Expr, preference: pl.Expr, *, nan_last: bool) -> pl.Expr:
+    """:func:`trec_key` with a bound's preference between the score and the item."""
+    fields = _score_fields(score, nan_last=nan_last)
+    return pl.struct([*fields, preference.alias("preference"), item.cast(pl.String).alias("item")])
 
 
 def check_ties(ties: object) -> Ties:
@@ -227,6 +254,8 @@ def item_ascending_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
     ``ctx.extra[ITEM_ASC_RANK]``. Ranking the score part of trec_eval's key keeps its score
     comparison (the two zeros tie; NaN sits where ``nan_scores=`` puts it).
     """
+    if ctx.ties in BOUND_TIES:
+        return {}  # the bound's own order decides the ties (see item_ascending_later_rows)
     if ctx.score_key is None:
         msg = "internal: this context has no score key for tie_order='item_asc'"
         raise InvalidOptionError(msg)
@@ -234,7 +263,13 @@ def item_ascending_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
 
 
 def item_ascending_later_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
-    """Second stage: rank by score descending, ties by item ascending (null if unretrieved)."""
+    """Second stage: rank by score descending, ties by item ascending (null if unretrieved).
+
+    Under ``ties="optimistic"``/``"pessimistic"`` the tie order is the bound's, whichever way
+    the metric would break ties by item, so the rank is the context's own.
+    """
+    if ctx.ties in BOUND_TIES:
+        return {ITEM_ASC_RANK: ctx.rank}
     if ctx.item is None:
         msg = "internal: this context has no item column for tie_order='item_asc'"
         raise InvalidOptionError(msg)
@@ -404,6 +439,7 @@ def ranked_frame(
     tie_groups: bool = False,
     negative_labels: NegativeLabels = "unjudged",
     nan_last: bool = False,
+    bounds: Collection[Ties] = (),
 ) -> RankedFrame:
     """Add the context as window columns to ``lf``.
 
@@ -411,7 +447,9 @@ def ranked_frame(
     context under ``ties="expected"`` (sharing every column but the tie-group ones). Columns
     the chosen metrics do not use are pruned by Polars' projection pushdown, so the context
     costs only what the metrics need; the sparse ranks are added by
-    :meth:`RankedFrame.with_sparse_ranks` once the metrics' expressions are known.
+    :meth:`RankedFrame.with_sparse_ranks` once the metrics' expressions are known. Each tie
+    bound in ``bounds`` (``"optimistic"``, ``"pessimistic"``) adds its own order window and
+    running counts, and a context that reads them.
     """
     partition = columns.partition
 
@@ -449,8 +487,24 @@ def ranked_frame(
         item=pl.col(columns.item).cast(pl.String),
         label_bits=label_bits(lf.collect_schema()[columns.relevance]),
     )
+    bounded: dict[str, RankingContext] = {}
+    for mode in bounds:
+        lf, bounded[mode] = _bound_context(
+            lf,
+            ctx,
+            refs,
+            sparse,
+            mode,
+            bound_key(
+                pl.col(columns.score),
+                pl.col(columns.item),
+                bound_preference(refs, mode),
+                nan_last=nan_last,
+            ),
+            partition,
+        )
     if not tie_groups:
-        return RankedFrame(lf, ctx, None, sparse, over)
+        return RankedFrame(lf, ctx, None, sparse, over, bounded)
     lf, tie = _tie_frame(lf, {**refs, "order": order_col}, partition, columns.score)
     size = tie.size.cast(pl.Float64)
     expected = replace(
@@ -460,7 +514,45 @@ def ranked_frame(
         ties="expected",
         tie=tie,
     )
-    return RankedFrame(lf, ctx, expected, sparse, over)
+    return RankedFrame(lf, ctx, expected, sparse, over, bounded)
+
+
+def _bound_context(  # noqa: PLR0917 (internal; one call site)
+    lf: pl.LazyFrame,
+    ctx: RankingContext,
+    refs: dict[str, pl.Expr],
+    sparse: dict[str, tuple[pl.Expr, pl.Expr]],
+    mode: Ties,
+    key: pl.Expr,
+    partition: list[str],
+) -> tuple[pl.LazyFrame, RankingContext]:
+    """The context under one tie bound: its order, and running counts in that order.
+
+    The ideal order and the list totals do not depend on the run's order and are shared; the
+    running counts are added to ``sparse`` under the mode's own names.
+    """
+    prefix = f"{mode}_"
+    lf, own = _materialise(
+        lf, {prefix + "order": key.rank("ordinal", descending=True).over(partition)}
+    )
+    order = own[prefix + "order"]
+    counts = _sparse_ranks({**refs, "order": order})
+    renamed = {}
+    for name in ("relevant_rank", "judged_rank", "labelled_rank"):
+        sparse[prefix + name] = counts[name]
+        renamed[name] = pl.col(_PREFIX + prefix + name)
+
+    def running_sum(expr: pl.Expr) -> pl.Expr:
+        return expr.cum_sum().over(partition, order_by=order)
+
+    bound = replace(
+        ctx,
+        rank=pl.when(ctx.retrieved).then(order),
+        running_sum=running_sum,
+        ties=mode,
+        **renamed,
+    )
+    return lf, bound
 
 
 @dataclass(frozen=True)
@@ -472,6 +564,7 @@ class RankedFrame:
     expected: RankingContext | None
     sparse: dict[str, tuple[pl.Expr, pl.Expr]]
     over: Window
+    bounds: dict[str, RankingContext] = field(default_factory=dict)
 
     def with_sparse_ranks(
         self,

@@ -22,6 +22,7 @@ from polars_rankeval._options import check_choice
 from polars_rankeval._progress import Progress
 from polars_rankeval._spill import cleanup_on_sigterm, spill_folder
 from polars_rankeval.context import (
+    BOUND_TIES,
     RankedFrame,
     RankingContext,
     Ties,
@@ -38,7 +39,7 @@ from polars_rankeval.conventions import (
 from polars_rankeval.errors import EmptyQueriesWarning, InvalidOptionError, PerSystemMetricWarning
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.meaning import summary_expr
-from polars_rankeval.metrics._base import Metric
+from polars_rankeval.metrics._base import Metric, check_tie_bound
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.tables import Tables, check_needs, join_inputs, make_tables
 from polars_rankeval.validation import (
@@ -179,6 +180,8 @@ def per_query_plan(
     source = lf if source is None else _prepared(source, columns, settings)
     lf = join_inputs(lf, (i for _, metric in resolved for i in metric.inputs), tables)
     modes = [metric.ties or settings.ties for _, metric in resolved]
+    for (label, metric), mode in zip(resolved, modes, strict=True):
+        check_tie_bound(label, metric, mode)
     ranked = ranked_frame(
         lf,
         columns,
@@ -186,12 +189,14 @@ def per_query_plan(
         tie_groups="expected" in modes,
         negative_labels=settings.negative_labels,
         nan_last=settings.nan_scores == "last",
+        bounds=sorted({mode for mode in modes if mode in BOUND_TIES}),
     )
     trec_ctx = ranked.trec
     # One context per tie mode; partial and row names carry the mode so they never collide.
-    contexts = {"trec": trec_ctx, "expected": ranked.expected or trec_ctx}
+    contexts = {"trec": trec_ctx, "expected": ranked.expected or trec_ctx, **ranked.bounds}
+    prefixes = {"trec": "", "expected": "E:", "optimistic": "O:", "pessimistic": "P:"}
     pending = [
-        (label, metric, contexts[mode], "" if mode == "trec" else "E:")
+        (label, metric, contexts[mode], prefixes[mode])
         for (label, metric), mode in zip(resolved, modes, strict=True)
     ]
     counts = {

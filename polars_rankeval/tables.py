@@ -208,7 +208,7 @@ def _one_row_per_item(items: pl.LazyFrame, item: str) -> pl.LazyFrame:
     """The items table, refusing (when read) an item with several rows."""
 
     def message(rows: pl.DataFrame) -> str:
-        repeated = rows[item].unique(maintain_order=True)
+        repeated = rows[item].unique().sort()
         return (
             f"the items= table must have one row per item: some items have several rows, "
             f"e.g. {repeated[0]!r}"

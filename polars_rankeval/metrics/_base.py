@@ -22,7 +22,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._options import check_choice
-from polars_rankeval.context import RankingContext, Ties
+from polars_rankeval.context import BOUND_TIES, RankingContext, Ties
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.tables import RowInput, Tables
 
@@ -102,6 +102,10 @@ class Metric:
         For ``level="system"``: combines the hidden per-query values (``value``, e.g. a list
         of top-k items or an (AUC, weight) struct) into one value per ``by`` group. The
         per-query values are never shown: ``per_query=True`` leaves the metric out.
+    tie_bounds
+        None when ``ties="optimistic"``/``"pessimistic"`` are the metric's best and worst
+        cases over the orders of tied scores; otherwise why they are not (the metric measures
+        the judgments, or reads no label), which refuses them.
     later_rows
         Per-row terms that read ``rows``' terms from ``ctx.extra`` (a second window stage).
     sparse_rows
@@ -127,6 +131,7 @@ class Metric:
     reads_labels: bool = True
     reduce: SystemReduce | None = None
     finish: Finish | None = None
+    tie_bounds: str | None = None
 
     @property
     def higher_is_better(self) -> bool | None:
@@ -206,6 +211,28 @@ def no_closed_form(ctx: RankingContext, metric: str) -> None:
         msg = (
             f"ties='expected' has no closed form for {metric!r}; evaluate it with ties='trec' "
             "(or leave it out of this evaluate call)"
+        )
+        raise InvalidOptionError(msg)
+
+
+# Why judged@k, unj@k and rbp_resid refuse ties="optimistic"/"pessimistic".
+JUDGMENT_COVERAGE = (
+    "it measures how much of the ranking is judged, not how good it is, so an order of the "
+    "ties that is best for the system is not its best case"
+)
+
+
+def check_tie_bound(label: str, metric: Metric, mode: str) -> None:
+    """Refuse an optimistic/pessimistic tie order where it is no best or worst case."""
+    if mode not in BOUND_TIES:
+        return
+    reason = metric.tie_bounds
+    if reason is None and not metric.reads_labels:
+        reason = "its value reads no relevance label, so no order of the ties is better"
+    if reason is not None:
+        msg = (
+            f"ties={mode!r} is not defined for {label!r}: {reason}; evaluate it with "
+            "ties='trec' (or leave it out of this evaluate call)"
         )
         raise InvalidOptionError(msg)
 

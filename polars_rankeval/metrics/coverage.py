@@ -116,7 +116,7 @@ def _in_catalog(items: pl.LazyFrame, tables: Tables, label: str) -> pl.LazyFrame
     )
 
     def outside(rows: pl.DataFrame) -> str:
-        examples = rows[_ITEM].unique(maintain_order=True)
+        examples = rows[_ITEM].unique().sort()  # sorted: the same message on every run
         return (
             f"metric {label!r}: recommended items are not in the catalog= table, e.g. "
             f"{', '.join(map(repr, examples.head(3).to_list()))}; the catalog must hold every "

@@ -28,6 +28,7 @@ from polars_rankeval.context import (
 )
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
+    JUDGMENT_COVERAGE,
     Lookup,
     Metric,
     NonPositiveScores,
@@ -241,6 +242,7 @@ def judged(
         value,
         rows=rows,
         later_rows=lambda ctx: item_ascending_later_rows(ctx) if item_asc(ctx) else {},
+        tie_bounds=JUDGMENT_COVERAGE,
     )
 
 

@@ -36,6 +36,7 @@ import polars as pl
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
+    JUDGMENT_COVERAGE,
     Lookup,
     Metric,
     Partials,
@@ -299,4 +300,4 @@ def rbp_resid(*, p: float = 0.9) -> Metric:
         return pl.when(values("num_unjudged_ret") > 0).then(residual).otherwise(0.0)
 
     # The residual is the RBP mass left to unjudged rows: less is a more certain score.
-    return Metric(name, partials, value, rows=rows, direction="lower")
+    return Metric(name, partials, value, rows=rows, direction="lower", tie_bounds=JUDGMENT_COVERAGE)

@@ -26,6 +26,7 @@ import polars as pl
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
+    JUDGMENT_COVERAGE,
     Lookup,
     Metric,
     Partials,
@@ -390,4 +391,10 @@ def unjudged(k: int) -> Metric:
         # judged_weight is the tie-group average under ties="expected", so this is linear.
         return {key: (1.0 - ctx.judged_weight).filter(ctx.within(k)).sum()}
 
-    return Metric(at("unj", k), partials, lambda p: p(key) / k, direction="lower")
+    return Metric(
+        at("unj", k),
+        partials,
+        lambda p: p(key) / k,
+        direction="lower",
+        tie_bounds=JUDGMENT_COVERAGE,
+    )

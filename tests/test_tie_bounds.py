@@ -1,0 +1,272 @@
+"""``ties="optimistic"`` / ``"pessimistic"``: each metric's best and worst case over tie orders.
+
+The reference is brute force: every order of every tie group of a list is written out as its
+own list with distinct scores (so trec_eval's rule has nothing to break), evaluated under
+``ties="trec"``, and the largest and smallest values per list are the expected bounds
+(optimistic = best for the system: the largest value of a higher-is-better metric, the smallest
+of a lower-is-better one). The published example is tie-aware-retrieval-metrics' README table
+(Yang et al., ACL 2026); the package itself is checked live where it installs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_rankeval as rke
+from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.registry import parse_metric
+
+# Every label-reading per-query metric whose value can depend on the order of tied rows.
+BOUNDED = [
+    "p@3",
+    "recall@3",
+    "success@2",
+    "hits@3",
+    "f1@3",
+    "map",
+    "map@3",
+    "mrr",
+    "mrr@3",
+    "mar",
+    "ndcg",
+    "ndcg@3",
+    "ndcg@3(gain=exp)",
+    "dcg@4",
+    "err@3",
+    "frp",
+    "mean_rank",
+    "r_precision",
+    "bpref",
+    "infap",
+    "rbp",
+    "bing",
+    "g",
+    "ndcg_rel",
+    "rndcg",
+    "iprec_at_recall(level=0.5)",
+    "11pt_avg",
+    "relative_p@3",
+    "rprec_mult",
+    "fall_out@3",
+    "mrr@3(tie_order=item_asc)",
+    "set_p",
+    "utility",
+]
+
+
+def _tied_log(seed: int, n_queries: int = 6) -> pl.DataFrame:
+    """Short lists with tie groups of 1-3 rows; graded, negative and unjudged labels."""
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, object]] = []
+    for q in range(n_queries):
+        n = int(rng.integers(3, 8))
+        scores = rng.integers(0, max(2, n // 2 + 1), size=n).astype(float)
+        labels: list[int | None] = [
+            None if rng.random() < 0.2 else int(rng.choice([-1, 0, 0, 1, 2, 3])) for _ in range(n)
+        ]
+        if q == 0:  # a list with nothing relevant
+            labels = [0 if label is not None else None for label in labels]
+        rows.extend(
+            {"query": f"q{q}", "item": f"d{i}", "score": s, "relevance": lab}
+            for i, (s, lab) in enumerate(zip(scores, labels, strict=True))
+        )
+        # a judged relevant row that was not retrieved
+        rows.append({"query": f"q{q}", "item": "unret", "score": None, "relevance": 2})
+    return pl.DataFrame(
+        rows,
+        schema={"query": pl.String, "item": pl.String, "score": pl.Float64, "relevance": pl.Int64},
+    )
+
+
+def _all_orders(log: pl.DataFrame) -> pl.DataFrame:
+    """Every tie order of every list, as lists ``query|n`` with distinct scores."""
+    out = []
+    for (query,), rows in log.group_by("query", maintain_order=True):
+        retrieved = rows.filter(pl.col("score").is_not_null())
+        rest = rows.filter(pl.col("score").is_null())
+        groups = [
+            g["item"].to_list()
+            for _, g in retrieved.sort("score", descending=True).group_by(
+                "score", maintain_order=True
+            )
+        ]
+        for n, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
+            order = [item for group in combo for item in group]
+            scores = {item: float(len(order) - i) for i, item in enumerate(order)}
+            ranked = retrieved.with_columns(
+                pl.col("item").replace_strict(scores, return_dtype=pl.Float64).alias("score"),
+                pl.lit(f"{query}|{n}").alias("query"),
+            )
+            out.append(
+                pl.concat([ranked, rest.with_columns(pl.lit(f"{query}|{n}").alias("query"))])
+            )
+    return pl.concat(out)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bounds_equal_brute_force_over_tie_orders(seed: int) -> None:
+    log = _tied_log(seed)
+    orders = _all_orders(log)
+    every = rke.evaluate(orders, BOUNDED, per_query=True).with_columns(
+        pl.col("query").str.split("|").list.first()
+    )
+    best = {}
+    worst = {}
+    for name in BOUNDED:
+        higher = parse_metric(name).direction == "higher"
+        agg = every.group_by("query").agg(
+            pl.col(name).max().alias("max"), pl.col(name).min().alias("min")
+        )
+        pairs = dict(zip(agg["query"], zip(agg["max"], agg["min"], strict=True), strict=True))
+        best[name] = {q: (hi if higher else lo) for q, (hi, lo) in pairs.items()}
+        worst[name] = {q: (lo if higher else hi) for q, (hi, lo) in pairs.items()}
+    optimistic = rke.evaluate(log, BOUNDED, per_query=True, ties="optimistic")
+    pessimistic = rke.evaluate(log, BOUNDED, per_query=True, ties="pessimistic")
+    for name in BOUNDED:
+        for row in optimistic.select("query", name).iter_rows():
+            assert row[1] == pytest.approx(best[name][row[0]], abs=1e-12), (name, row)
+        for row in pessimistic.select("query", name).iter_rows():
+            assert row[1] == pytest.approx(worst[name][row[0]], abs=1e-12), (name, row)
+
+
+def test_tie_aware_retrieval_metrics_readme_example() -> None:
+    """TRM README: scores [0.99, 0.97, 0.97, 0.97, 0.95], relevant [F, T, F, T, F]."""
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 5,
+            "item": list("abcde"),
+            "score": [0.99, 0.97, 0.97, 0.97, 0.95],
+            "relevance": [0, 1, 0, 1, 0],
+        }
+    )
+    names = [
+        "ndcg@3",
+        "ndcg@5",
+        "mrr@3",
+        "mrr@5",
+        "recall@3",
+        "recall@5",
+        "map@3",
+        "map@5",
+        "p@3",
+        "f1@3",
+        "hits@3",
+    ]
+    # (E[M], M_max, M_min) from the README and the package's output for the same input
+    published = {
+        "ndcg@3": (0.4623, 0.6934, 0.3066),
+        "ndcg@5": (0.6383, 0.6934, 0.5706),
+        "mrr@3": (0.4444, 0.5000, 0.3333),
+        "mrr@5": (0.4444, 0.5000, 0.3333),
+        "recall@3": (0.6667, 1.0, 0.5),
+        "recall@5": (1.0, 1.0, 1.0),
+        "map@3": (0.3333, 0.5833, 0.1667),
+        "map@5": (0.5, 0.5833, 0.4167),
+        "p@3": (0.4444, 0.6667, 0.3333),
+        "f1@3": (0.5333, 0.8, 0.4),
+        "hits@3": (1.3333, 2.0, 1.0),
+    }
+    values = {
+        mode: rke.evaluate(log, names, ties=mode).row(0, named=True)
+        for mode in ("expected", "optimistic", "pessimistic")
+    }
+    for name, (mean, high, low) in published.items():
+        assert values["expected"][name] == pytest.approx(mean, abs=5e-5), name
+        assert values["optimistic"][name] == pytest.approx(high, abs=5e-5), name
+        assert values["pessimistic"][name] == pytest.approx(low, abs=5e-5), name
+
+
+_TRM_NAMES = {
+    "ndcg": "ndcg",
+    "mrr": "mrr",
+    "map": "map",
+    "recall": "recall",
+    "precision": "p",
+    "f1": "f1",
+    "hits": "hits",
+}
+
+
+def test_live_against_tie_aware_retrieval_metrics() -> None:
+    """Per query: E[M], M_max and M_min of the package equal expected/optimistic/pessimistic."""
+    trm = pytest.importorskip("trm", reason="tie-aware-retrieval-metrics is not installed")
+    rng = np.random.default_rng(7)
+    rows = []
+    for q in range(40):
+        n = int(rng.integers(5, 25))
+        scores = np.round(rng.random(n), 1)  # one decimal: many ties
+        relevant = rng.random(n) < 0.3
+        relevant[0] = True
+        rows.extend(
+            {"query": f"q{q:02d}", "item": f"d{i:02d}", "score": float(s), "relevance": int(r)}
+            for i, (s, r) in enumerate(zip(scores, relevant, strict=True))
+        )
+    log = pl.DataFrame(rows)
+    queries = log.partition_by("query", maintain_order=True)
+    cutoffs = [1, 3, 5, 10, 20]
+    result = trm.evaluate(
+        [group["score"].to_list() for group in queries],
+        [[bool(r) for r in group["relevance"]] for group in queries],
+        metrics=list(_TRM_NAMES),
+        k_list=cutoffs,
+    )
+    names = [f"{ours}@{k}" for ours in _TRM_NAMES.values() for k in cutoffs]
+    ours = {
+        mode: rke.evaluate(log, names, per_query=True, ties=mode)
+        for mode in ("expected", "optimistic", "pessimistic")
+    }
+    checked = 0
+    for theirs, our_name in _TRM_NAMES.items():
+        for k in cutoffs:
+            for index, cell in enumerate(result.per_query[theirs][k]):
+                column = f"{our_name}@{k}"
+                if theirs in {"precision", "f1"} and k > queries[index].height:
+                    # TRM's best/worst precision and F1 divide by the list's length when it
+                    # is shorter than k, its expectation (and trec_eval) by k: not comparable.
+                    continue
+                assert ours["expected"][column][index] == pytest.approx(cell.expected, abs=1e-9)
+                assert ours["optimistic"][column][index] == pytest.approx(cell.maximum, abs=1e-9), (
+                    column,
+                    index,
+                )
+                assert ours["pessimistic"][column][index] == pytest.approx(cell.minimum, abs=1e-9)
+                checked += 1
+    assert checked > 0.9 * len(_TRM_NAMES) * len(cutoffs) * len(queries)
+
+
+@pytest.mark.parametrize(
+    ("metric", "reason"),
+    [
+        ("judged@3", "how much of the ranking is judged"),
+        ("unj@3", "how much of the ranking is judged"),
+        ("rbp_resid", "how much of the ranking is judged"),
+        ("novelty@3", "reads no relevance label"),
+    ],
+)
+def test_bounds_refused_where_no_best_case(metric: str, reason: str) -> None:
+    log = _tied_log(0)
+    with pytest.raises(InvalidOptionError, match=reason):
+        rke.evaluate(log, [metric], ties="optimistic", train=log.select("query", "item"))
+
+
+def test_bounds_are_exact_without_ties() -> None:
+    log = _tied_log(3).with_columns(
+        pl.int_range(pl.len()).cast(pl.Float64).over("query").alias("score")
+    )
+    names = ["ndcg@3", "map", "mrr", "bpref"]
+    trec = rke.evaluate(log, names, per_query=True)
+    for mode in ("optimistic", "pessimistic"):
+        assert rke.evaluate(log, names, per_query=True, ties=mode).equals(trec)
+
+
+def test_bounds_stream_and_agree_lazily() -> None:
+    log = _tied_log(4)
+    eager = rke.evaluate(log, ["ndcg@3", "map"], ties="pessimistic", by=None)
+    lazy = rke.evaluate(log.lazy(), ["ndcg@3", "map"], ties="pessimistic").collect()
+    assert eager.equals(lazy)
+    assert not math.isnan(eager.item(0, 0))
