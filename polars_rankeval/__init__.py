@@ -22,6 +22,7 @@ from polars_rankeval.errors import (
     QueryCoverageWarning,
     RankEvalError,
     ResourceError,
+    TieWarning,
     TrecFormatError,
     UnknownMetricError,
 )
@@ -32,6 +33,7 @@ from polars_rankeval.lists import from_lists
 from polars_rankeval.metrics import Metric
 from polars_rankeval.registry import known_metrics, parse_metric
 from polars_rankeval.report import Report, report
+from polars_rankeval.ties import tie_report
 
 __version__ = "0.1.0"
 
@@ -50,6 +52,7 @@ __all__ = [
     "RankEvalError",
     "Report",
     "ResourceError",
+    "TieWarning",
     "TrecFormatError",
     "UnknownMetricError",
     "__version__",
@@ -67,4 +70,5 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "report",
+    "tie_report",
 ]

@@ -65,6 +65,10 @@ class QueryCoverageWarning(UserWarning):
     """
 
 
+class TieWarning(UserWarning):
+    """The order of tied scores can move a reported mean by more than ``tie_warning``."""
+
+
 class EmptyQueriesWarning(UserWarning):
     """``empty_queries="drop"`` left out queries (users) that have nothing relevant."""
 

@@ -42,6 +42,7 @@ from polars_rankeval.meaning import summary_expr
 from polars_rankeval.metrics._base import Metric, check_tie_bound
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.tables import Tables, check_needs, join_inputs, make_tables
+from polars_rankeval.ties import check_tie_warning, tie_sensitive, warn_if_ties_move_means
 from polars_rankeval.validation import (
     CheckedIn,
     Duplicates,
@@ -63,6 +64,8 @@ _N_LABELLED = "__rke_n_labelled"
 _N_RETRIEVED = "__rke_n_retrieved"
 # Hidden per-query flag kept when empty_queries="drop": the list has a relevant row.
 HAS_RELEVANT = "__rke_has_relevant"
+# Hidden per-query flag kept for the tie warning: the list has tied retrieved scores.
+TIED = "__rke_tied"
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ def per_query_plan(
     source: pl.LazyFrame | None = None,
     checked_in: CheckedIn = "frame",
     tables: Tables | None = None,
+    flag_ties: bool = False,
 ) -> pl.LazyFrame:
     """One row per evaluated ranked list of ``lf``, one column per metric.
 
@@ -173,6 +177,8 @@ def per_query_plan(
     Per-system metrics (``level="system"``) get a hidden per-query value here (their
     ``reduce`` combines it); with ``empty_queries="drop"`` the frame keeps a ``HAS_RELEVANT``
     flag that :func:`drop_empty_queries` filters on, so the dropped lists can be counted.
+    ``flag_ties`` keeps a ``TIED`` flag: the list has retrieved rows with equal scores (an
+    aggregation, no window), which :func:`polars_rankeval.ties.warn_if_ties_move_means` reads.
     """
     tables = tables or Tables(query=columns.query, item=columns.item)
     check_needs(((label, metric.needs) for label, metric in resolved), tables)
@@ -206,6 +212,10 @@ def per_query_plan(
     }
     if settings.empty_queries == "drop":
         counts[HAS_RELEVANT] = trec_ctx.relevant.any()
+    if flag_ties:
+        # -0.0 + 0.0 is +0.0: the two zeros tie, as they do in the order
+        scores = (trec_ctx.score + 0.0).filter(trec_ctx.retrieved)
+        counts[TIED] = scores.n_unique() < trec_ctx.retrieved.sum()
     built = metric_plan(ranked, pending, list(counts.values()))
     pending = built.pending
     grouped = built.frame.group_by(columns.partition).agg(**built.partials, **counts)
@@ -224,6 +234,7 @@ def per_query_plan(
         return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
 
     kept = [HAS_RELEVANT] if settings.empty_queries == "drop" else []
+    kept += [TIED] if flag_ties else []
     frame = checked.select(
         *columns.partition,
         *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
@@ -574,6 +585,7 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     engine: Engine = "auto",
+    tie_warning: float | None = 0.01,
     _hidden: bool = False,
 ) -> FrameT:
     """Evaluate ranking metrics over a long-format table, one row per (query, item).
@@ -651,6 +663,13 @@ def evaluate(
         Column names.
     engine
         Polars engine used to collect when ``data`` is a DataFrame.
+    tie_warning
+        For a DataFrame, warn once (a :class:`~polars_rankeval.TieWarning`) when the order of
+        tied scores can move a reported mean by more than this much (default 0.01), naming the
+        metrics and systems: the best and worst tie orders (``ties="optimistic"`` and
+        ``"pessimistic"``) are evaluated on the lists that have ties. None turns it off. A
+        LazyFrame is not checked (it would read the input twice): use
+        :func:`~polars_rankeval.tie_report`.
     _hidden
         Internal (the Spark route, the command line, ``bootstrap``): with ``per_query=True``,
         the raw per-query plan: per-system and diversity metrics' hidden values and the
@@ -708,9 +727,19 @@ def evaluate(
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
         n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
     passes = _check_buckets(n_buckets)
+    tie_limit = check_tie_warning(tie_warning)
+    flag_ties = (
+        tie_limit is not None
+        and isinstance(data, pl.DataFrame)
+        and not per_query
+        and not _hidden
+        and bool(tie_sensitive(resolved, settings))
+    )
 
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
-        return per_query_plan(frame, columns, resolved, settings, source=lf, tables=tables)
+        return per_query_plan(
+            frame, columns, resolved, settings, source=lf, tables=tables, flag_ties=flag_ties
+        )
 
     plan = (
         plan_for(lf)
@@ -722,6 +751,17 @@ def evaluate(
         """The raw per-query rows to the result: finishing steps, dropped lists, summary."""
         lazy = finish_all(per_query_frame.lazy(), resolved, columns.partition, tables)
         done = drop_empty_queries(lazy.collect(), stacklevel=stacklevel + 1)
+        if TIED in done.columns:
+            done = warn_if_ties_move_means(
+                lf,
+                done,
+                resolved,
+                settings,
+                columns,
+                tables,
+                limit=tie_limit or 0.0,
+                stacklevel=stacklevel + 1,
+            )
         if per_query:
             return per_query_only(done, resolved, stacklevel=stacklevel + 1)
         return summary(done.lazy(), resolved, columns.by, tables).collect()

@@ -270,3 +270,108 @@ def test_bounds_stream_and_agree_lazily() -> None:
     lazy = rke.evaluate(log.lazy(), ["ndcg@3", "map"], ties="pessimistic").collect()
     assert eager.equals(lazy)
     assert not math.isnan(eager.item(0, 0))
+
+
+def _two_systems() -> pl.DataFrame:
+    """System "coarse" rounds its scores to one decimal (ties); "fine" keeps them distinct."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for q in range(20):
+        scores = rng.random(30)
+        labels = (rng.random(30) < 0.3).astype(int)
+        for system, values in (("coarse", np.round(scores, 1)), ("fine", scores)):
+            rows.extend(
+                {
+                    "system": system,
+                    "query": f"q{q}",
+                    "item": f"d{i:02d}",
+                    "score": float(s),
+                    "relevance": int(r),
+                }
+                for i, (s, r) in enumerate(zip(values, labels, strict=True))
+            )
+    return pl.DataFrame(rows)
+
+
+def _brute_tied_share(log: pl.DataFrame, k: int) -> dict[str, float]:
+    """Mean over queries of the share of the top-k rows whose score another retrieved row has."""
+    shares: dict[str, list[float]] = {}
+    for (system, _query), rows in log.group_by("system", "query"):
+        scores = sorted(rows["score"].to_list(), reverse=True)[:k]
+        everything = rows["score"].to_list()
+        tied = [everything.count(s) > 1 for s in scores]
+        shares.setdefault(str(system), []).append(sum(tied) / len(tied))
+    return {system: sum(v) / len(v) for system, v in shares.items()}
+
+
+def test_tie_report_per_system() -> None:
+    log = _two_systems()
+    names = ["p@10", "ndcg@10", "map", "judged@10"]
+    report = rke.tie_report(log, names, by="system")
+    assert report.columns == [
+        "system",
+        "metric",
+        "trec",
+        "expected",
+        "optimistic",
+        "pessimistic",
+        "range",
+        "tied_share",
+        "note",
+    ]
+    assert report.height == 8
+    for mode in ("trec", "expected", "optimistic", "pessimistic"):
+        usable = [
+            n for n in names if not (n == "judged@10" and mode in {"optimistic", "pessimistic"})
+        ]
+        direct = rke.evaluate(log, usable, by="system", ties=mode)
+        for row in direct.iter_rows(named=True):
+            for name in usable:
+                cell = report.filter(
+                    (pl.col("system") == row["system"]) & (pl.col("metric") == name)
+                )[mode].item()
+                assert cell == pytest.approx(row[name], abs=1e-12), (mode, name)
+    fine = report.filter(pl.col("system") == "fine")
+    assert fine["range"].drop_nulls().to_list() == [0.0, 0.0, 0.0]
+    assert fine["tied_share"].to_list() == [0.0] * 4
+    shares = _brute_tied_share(log, 10)
+    coarse = report.filter((pl.col("system") == "coarse") & (pl.col("metric") == "p@10"))
+    assert coarse["tied_share"].item() == pytest.approx(shares["coarse"], abs=1e-12)
+    assert report.filter(pl.col("metric") == "judged@10")["optimistic"].null_count() == 2
+    assert "judged" in report.filter(pl.col("metric") == "judged@10")["note"][0]
+
+
+def test_tie_report_per_query_and_lazy() -> None:
+    log = _two_systems()
+    eager = rke.tie_report(log, ["p@5"], by="system", per_query=True)
+    lazy = rke.tie_report(log.lazy(), ["p@5"], by="system", per_query=True)
+    assert eager.equals(lazy)
+    assert eager.height == 40
+    assert {"system", "query", "metric"} <= set(eager.columns)
+
+
+def test_evaluate_warns_when_ties_move_a_mean() -> None:
+    log = _two_systems()
+    with pytest.warns(rke.TieWarning, match=r"p@10 by up to 0\.\d+ \(system='coarse'\)") as record:
+        rke.evaluate(log, ["p@10", "ndcg@10"], by="system")
+    assert len(record) == 1
+    assert "'fine'" not in str(record[0].message)
+    moved = rke.tie_report(log, ["p@10"], by="system").filter(pl.col("system") == "coarse")
+    shown = float(str(record[0].message).split("p@10 by up to ")[1].split()[0])
+    assert shown == pytest.approx(moved["range"].item(), abs=1e-4)
+
+
+@pytest.mark.filterwarnings("error::polars_rankeval.TieWarning")
+def test_no_tie_warning_when_off_small_lazy_or_tie_free() -> None:
+    log = _two_systems()
+    rke.evaluate(log, ["p@10"], by="system", tie_warning=None)
+    rke.evaluate(log, ["p@10"], by="system", tie_warning=1.0)
+    rke.evaluate(log.lazy(), ["p@10"], by="system").collect()
+    rke.evaluate(log.filter(pl.col("system") == "fine"), ["p@10", "map"])
+    rke.evaluate(log, ["p@10"], by="system", ties="expected")
+    rke.evaluate(log, ["p@10"], by="system", per_query=True)
+
+
+def test_tie_warning_option_is_checked() -> None:
+    with pytest.raises(InvalidOptionError, match="tie_warning="):
+        rke.evaluate(_two_systems(), ["p@10"], tie_warning=-1)

@@ -1,0 +1,313 @@
+"""How much can ties move a number: ``tie_report`` and evaluate's tie warning.
+
+A run whose scores tie (rounded scores, a BM25 run with few distinct values, a classifier's
+0/1 output) has no single ranking: trec_eval breaks ties by item id, which is arbitrary.
+Each metric then has a range over the orders of its tied rows (Yang et al., "Reliable
+Evaluation Protocol for Low-Precision Retrieval", ACL 2026, and their tie-aware-retrieval-metrics
+package): its best case (``ties="optimistic"``: higher labels first inside each tie group), its
+worst case (``ties="pessimistic"``) and, where a closed form exists, its expectation over all
+orders (``ties="expected"``).
+
+:func:`tie_report` puts those side by side with the trec value, per system (and per query), with
+the share of the top-k positions that sit in a tie group. ``evaluate`` warns (a
+:class:`~polars_rankeval.TieWarning`) when the best and worst orders move a reported mean by more
+than ``tie_warning``; it evaluates the bounds only on the lists that have ties.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from polars_rankeval.context import RankingContext
+from polars_rankeval.errors import InvalidOptionError, TieWarning
+from polars_rankeval.metrics._base import Metric, Partials, check_tie_bound
+
+if TYPE_CHECKING:
+    from polars_rankeval._columns import Columns
+    from polars_rankeval.evaluate import Settings
+    from polars_rankeval.tables import Tables
+
+MODES = ("trec", "expected", "optimistic", "pessimistic")
+_SEPARATOR = "\x1f"
+_CUTOFF = re.compile(r"@(\d+)")
+
+
+def check_tie_warning(value: object) -> float | None:
+    """Validate ``tie_warning=``: None or a non-negative number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        msg = f"option tie_warning= must be None or a number >= 0, got {value!r}"
+        raise InvalidOptionError(msg)
+    return float(value)
+
+
+def bound_refusal(label: str, metric: Metric) -> str | None:
+    """Why ``metric`` has no best/worst case over tie orders, or None when it has."""
+    if metric.level != "query":
+        return "a per-system metric has no per-list order to bound"
+    try:
+        check_tie_bound(label, metric, "optimistic")
+    except InvalidOptionError as error:
+        return str(error).split(": ", 1)[1].split("; evaluate it", 1)[0]
+    return None
+
+
+def tie_sensitive(
+    resolved: Sequence[tuple[str, Metric]], settings: Settings
+) -> list[tuple[str, Metric]]:
+    """The metrics whose reported trec-rule mean a tie order can move (and can be bounded)."""
+    return [
+        (label, metric)
+        for label, metric in resolved
+        if (metric.ties or settings.ties) == "trec"
+        and metric.summary == "mean"
+        and bound_refusal(label, metric) is None
+    ]
+
+
+def _in_bound(metric: Metric, mode: str) -> Metric:
+    return replace(metric, name=f"{metric.name}{_SEPARATOR}{mode}", ties=mode)  # type: ignore[arg-type]
+
+
+def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evaluate)
+    log: pl.LazyFrame,
+    per_query: pl.DataFrame,
+    resolved: Sequence[tuple[str, Metric]],
+    settings: Settings,
+    columns: Columns,
+    tables: Tables,
+    *,
+    limit: float,
+    stacklevel: int,
+) -> pl.DataFrame:
+    """Warn once if the tie orders move a mean by more than ``limit``; drop the ``TIED`` flag.
+
+    The mean over a system's ``n`` queries moves by at most ``Σ |best − worst| / n`` over its
+    tied lists; only those lists are evaluated again, under both bounds.
+    """
+    from polars_rankeval.evaluate import TIED, per_query_plan  # evaluate imports this module
+
+    tied = per_query.filter(pl.col(TIED)).select(columns.partition)
+    per_query = per_query.drop(TIED)
+    metrics = tie_sensitive(resolved, settings)
+    if tied.is_empty() or not metrics:
+        return per_query
+    bounded = [
+        (f"{label}{_SEPARATOR}{mode}", _in_bound(metric, mode))
+        for label, metric in metrics
+        for mode in ("optimistic", "pessimistic")
+    ]
+    subset = log.join(tied.lazy(), on=columns.partition, how="semi", nulls_equal=True)
+    values = per_query_plan(subset, columns, bounded, settings, tables=tables).collect()
+    values = values.join(
+        per_query.select(columns.partition), on=columns.partition, how="semi", nulls_equal=True
+    )
+    by = list(columns.by)
+    spreads = [
+        (
+            (pl.col(f"{label}{_SEPARATOR}optimistic") - pl.col(f"{label}{_SEPARATOR}pessimistic"))
+            .abs()
+            .sum()
+            .alias(label)
+        )
+        for label, _ in metrics
+    ]
+    counts = per_query.group_by(by).len("n") if by else pl.DataFrame({"n": [per_query.height]})
+    moved = values.group_by(by).agg(spreads) if by else values.select(spreads)
+    moved = moved.join(counts, on=by, how="left", nulls_equal=True) if by else moved.hstack(counts)
+    found = []
+    for row in moved.iter_rows(named=True):
+        system = ", ".join(f"{key}={row[key]!r}" for key in by)
+        for label, _ in metrics:
+            spread = row[label] / row["n"] if row["n"] else 0.0
+            if spread > limit:
+                found.append(f"{label} by up to {spread:.4f}" + (f" ({system})" if system else ""))
+    if found:
+        shown = "; ".join(found[:6]) + (f"; and {len(found) - 6} more" if len(found) > 6 else "")
+        warnings.warn(
+            f"tied scores: the order of tied rows can move {shown} (best minus worst tie "
+            f"order, above tie_warning={limit:g}); rke.tie_report(...) shows the range, and "
+            "ties='expected' gives the mean over all orders",
+            TieWarning,
+            stacklevel=stacklevel,
+        )
+    return per_query
+
+
+def tied_share(k: int | None) -> Metric:
+    """Share of the top-``k`` positions (all retrieved rows if None) that sit in a tie group."""
+    name = "tied_share" if k is None else f"tied_share@{k}"
+    key_tied, key_all = f"{name}:tied", f"{name}:n"
+
+    def rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+        # -0.0 + 0.0 is +0.0: the two zeros tie, as they do in the order
+        shared = ctx.over(pl.when(ctx.retrieved).then(ctx.score + 0.0).is_duplicated())
+        return {name: shared & ctx.retrieved}
+
+    def partials(ctx: RankingContext) -> Partials:
+        inside = ctx.within(k)
+        return {
+            key_tied: ctx.extra[name].filter(inside).sum(),
+            key_all: inside.sum(),
+        }
+
+    def value(p: Any) -> pl.Expr:
+        return pl.when(p(key_all) > 0).then(p(key_tied) / p(key_all))
+
+    return Metric(name, partials, value, rows=rows, direction="none", summary="nanmean")
+
+
+def _cutoff(name: str) -> int | None:
+    found = _CUTOFF.search(name)
+    return int(found.group(1)) if found else None
+
+
+def _has_expectation(label: str, metric: Metric, evaluate_keywords: dict[str, Any]) -> bool:
+    """Whether ``ties="expected"`` has a closed form for ``metric`` (tried on one row)."""
+    from polars_rankeval.evaluate import evaluate  # evaluate imports this module
+
+    names = {
+        column: evaluate_keywords.get(column, column)
+        for column in ("query", "item", "score", "relevance")
+    }
+    probe = pl.DataFrame(
+        {
+            names["query"]: ["q"],
+            names["item"]: ["a"],
+            names["score"]: [1.0],
+            names["relevance"]: [1],
+        }
+    )
+    try:
+        evaluate(probe, [replace(metric, ties="expected")], tie_warning=None, **evaluate_keywords)
+    except InvalidOptionError:  # no closed form, or a table it needs is missing
+        return False
+    return True
+
+
+def tie_report(
+    data: Any,
+    metrics: Sequence[str | Metric] | str | Metric,
+    *,
+    by: str | Sequence[str] | None = None,
+    per_query: bool = False,
+    **keywords: Any,
+) -> pl.DataFrame:
+    """How much the order of tied scores can move each metric, per system (or per query).
+
+    One evaluation computes every metric four ways: trec_eval's tie rule (``trec``), its
+    expectation over all orders of the ties (``expected``, null where no closed form exists),
+    its best case (``optimistic``) and worst case (``pessimistic``); ``range`` is the distance
+    between the last two and ``tied_share`` the share of the metric's top-k positions (all
+    retrieved positions without a cutoff) that sit in a group of tied scores. ``note`` says
+    why a metric has no bounds (it measures the judgments, or is per system).
+
+    Parameters
+    ----------
+    data
+        The log, as for :func:`~polars_rankeval.evaluate` (DataFrame, LazyFrame, path-read
+        frame ...).
+    metrics
+        Metric strings or objects.
+    by
+        Columns naming the systems.
+    per_query
+        One row per (system, query, metric) instead of the means.
+    **keywords
+        Any other keyword of :func:`~polars_rankeval.evaluate` (``relevance_level``,
+        ``convention``, column names ...), except ``ties``.
+
+    Returns
+    -------
+    DataFrame
+        ``*by, [query,] metric, trec, expected, optimistic, pessimistic, range, tied_share,
+        note``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> log = pl.DataFrame(
+    ...     {
+    ...         "query": ["q"] * 5,
+    ...         "item": ["a", "b", "c", "d", "e"],
+    ...         "score": [0.99, 0.97, 0.97, 0.97, 0.95],
+    ...         "relevance": [0, 1, 0, 1, 0],
+    ...     }
+    ... )
+    >>> rke.tie_report(log, ["recall@3"]).select("metric", "trec", "optimistic", "pessimistic")
+    shape: (1, 4)
+    ┌──────────┬──────┬────────────┬─────────────┐
+    │ metric   ┆ trec ┆ optimistic ┆ pessimistic │
+    │ ---      ┆ ---  ┆ ---        ┆ ---         │
+    │ str      ┆ f64  ┆ f64        ┆ f64         │
+    ╞══════════╪══════╪════════════╪═════════════╡
+    │ recall@3 ┆ 0.5  ┆ 1.0        ┆ 0.5         │
+    └──────────┴──────┴────────────┴─────────────┘
+    """
+    from polars_rankeval.evaluate import evaluate, settings_for  # evaluate imports this module
+    from polars_rankeval.registry import resolve_metrics
+
+    if "ties" in keywords:
+        msg = "tie_report evaluates every tie mode itself; leave out ties="
+        raise InvalidOptionError(msg)
+    preset, _ = settings_for(keywords.get("convention", "trec_eval"), keywords)
+    resolved = resolve_metrics(metrics, preset)
+    labels = [label for label, _ in resolved]
+    query = keywords.get("query", "query")
+    plain = {key: value for key, value in keywords.items() if key not in {"train", "items"}}
+    objects: list[Metric] = []
+    plan: list[tuple[str, dict[str, str | None], str | None, str]] = []
+    shares: dict[int | None, Metric] = {}
+    for label, metric in resolved:
+        note = bound_refusal(label, metric)
+        modes: dict[str, str | None] = dict.fromkeys(MODES)
+        if metric.level == "query":
+            wanted = ["trec"]
+            if _has_expectation(label, metric, plain):
+                wanted.append("expected")
+            if note is None:
+                wanted += ["optimistic", "pessimistic"]
+            for mode in wanted:
+                built = _in_bound(metric, mode)
+                objects.append(built)
+                modes[mode] = built.name
+        k = _cutoff(label)
+        share = shares.setdefault(k, tied_share(k))
+        plan.append((label, modes, note, share.name))
+    objects.extend(shares.values())
+    result = evaluate(data, objects, by=by, per_query=per_query, tie_warning=None, **keywords)
+    if isinstance(result, pl.LazyFrame):
+        result = result.collect()
+    keys = [name for name in result.columns if name not in {m.name for m in objects}]
+    if per_query and query not in keys:
+        keys.append(query)
+    frames = []
+    for label, modes, note, share in plan:
+        values = {
+            mode: (pl.col(column) if column else pl.lit(None, dtype=pl.Float64)).alias(mode)
+            for mode, column in modes.items()
+        }
+        frames.append(
+            result.select(
+                *keys,
+                pl.lit(label).alias("metric"),
+                *values.values(),
+                (values["optimistic"] - values["pessimistic"]).abs().alias("range"),
+                pl.col(share).alias("tied_share"),
+                pl.lit(note or "", dtype=pl.String).alias("note"),
+            )
+        )
+    report = pl.concat(frames)
+    order = {label: index for index, label in enumerate(labels)}
+    return report.sort(
+        [*keys, pl.col("metric").replace_strict(order, return_dtype=pl.Int64)],
+        maintain_order=True,
+    )
