@@ -137,6 +137,15 @@ _FAMILIES: dict[str, _Family] = {
     "categorical_diversity": _Family(m.categorical_diversity, "required"),
     "serendipity": _Family(m.serendipity, "required"),
     "unexpectedness": _Family(m.unexpectedness, "required"),
+    # C/W/L user models as cwl-eval computes them through ir_measures (metrics/cwl.py)
+    "inst": _Family(m.inst, "none"),
+    "insq": _Family(m.insq, "none"),
+    "bpm": _Family(m.bpm, "required"),
+    "sdcg": _Family(m.sdcg, "required"),
+    "nerr8": _Family(m.nerr8, "required"),
+    "nerr9": _Family(m.nerr9, "required"),
+    "nerr10": _Family(m.nerr10, "none"),
+    "nerr11": _Family(m.nerr11, "none"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.

@@ -20,6 +20,7 @@ from polars_rankeval.metrics.correlation import kendall_tau, spearman
 from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.coverage import coverage, entropy, gini, personalization
 from polars_rankeval.metrics.cutoff import f1, hits, judged, precision, r_precision, recall, success
+from polars_rankeval.metrics.cwl import bpm, insq, inst, nerr8, nerr9, nerr10, nerr11, sdcg
 from polars_rankeval.metrics.dcg import dcg, ndcg
 from polars_rankeval.metrics.diversity import (
     categorical_diversity,
@@ -59,6 +60,7 @@ __all__ = [
     "auc",
     "average_precision",
     "bin_g",
+    "bpm",
     "bpref",
     "categorical_diversity",
     "coverage",
@@ -78,6 +80,8 @@ __all__ = [
     "ild",
     "ils",
     "inferred_average_precision",
+    "insq",
+    "inst",
     "iprec_at_recall",
     "iprec_at_recall_levels",
     "judged",
@@ -86,6 +90,10 @@ __all__ = [
     "mean_rank",
     "ndcg",
     "ndcg_rel",
+    "nerr8",
+    "nerr9",
+    "nerr10",
+    "nerr11",
     "novelty",
     "num_nonrel_judged_ret",
     "num_q",
@@ -102,6 +110,7 @@ __all__ = [
     "reciprocal_rank",
     "relative_precision",
     "rndcg",
+    "sdcg",
     "serendipity",
     "set_f",
     "set_map",
