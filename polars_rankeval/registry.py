@@ -137,6 +137,16 @@ _FAMILIES: dict[str, _Family] = {
     "categorical_diversity": _Family(m.categorical_diversity, "required"),
     "serendipity": _Family(m.serendipity, "required"),
     "unexpectedness": _Family(m.unexpectedness, "required"),
+    # NTCIREVAL's graded measures (metrics/ntcir.py)
+    "q_measure": _Family(m.q_measure, "optional"),
+    "ncu": _Family(m.ncu, "optional"),
+    "o_measure": _Family(m.o_measure, "optional"),
+    "p_measure": _Family(m.p_measure, "optional"),
+    "p_plus": _Family(m.p_plus, "optional"),
+    "err_ntcir": _Family(m.err_ntcir, "optional"),
+    "nerr_ntcir": _Family(m.nerr_ntcir, "optional"),
+    "ndcg_orig": _Family(m.ndcg_orig, "optional"),
+    "msndcg": _Family(m.msndcg, "optional"),
     # C/W/L user models as cwl-eval computes them through ir_measures (metrics/cwl.py)
     "inst": _Family(m.inst, "none"),
     "insq": _Family(m.insq, "none"),
