@@ -191,17 +191,20 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
     def partials(ctx: RankingContext) -> Partials:
         no_closed_form(ctx, model)
         inside = ctx.within(DEPTH)
-        g = ctx.extra[gain_key].filter(inside)
+        # gain and log C are 0 outside the first 1000 positions; the reach is masked here.
+        # Products are taken before any filter: a sum of a product of two filtered columns
+        # would take the group_by off the streaming engine.
+        g = ctx.extra[gain_key]
         if fixed is not None:
-            reach = fixed.reach(ctx.rank.cast(pl.Float64)).filter(inside)
+            reach = pl.when(inside).then(fixed.reach(ctx.rank.cast(pl.Float64))).otherwise(0.0)
             return {f"{model}:num": (reach * g).sum(), f"{model}:gain": g.sum()}
-        reach = ctx.extra[reach_key].filter(inside)
+        reach = pl.when(inside).then(ctx.extra[reach_key]).otherwise(0.0)
         return {
             f"{model}:num": (reach * g).sum(),
             f"{model}:gain": g.sum(),
             f"{model}:m": inside.sum().cast(pl.Float64),
             f"{model}:reach": reach.sum(),
-            f"{model}:log_q": ctx.extra[log_key].filter(inside).sum(),
+            f"{model}:log_q": ctx.extra[log_key].sum(),
         }
 
     def value(p: Lookup) -> pl.Expr:
