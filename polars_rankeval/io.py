@@ -88,6 +88,10 @@ def trec_file_kind(path: str | Path) -> TrecKind:
 # What each TREC file's lines hold, for messages.
 _RUN_FIELDS = "query Q0 item rank score tag"
 _QRELS_FIELDS = "query iter item label"
+_DIVERSITY_FIELDS = "query subtopic item judgment"
+# Diversity qrels: the subtopic column, and the per-(query, item) list join_run_qrels makes.
+SUBTOPIC = "subtopic"
+SUBTOPICS = "subtopics"
 _LINE = "__rke_line"
 _FIELDS = "__rke_fields"
 # How many ids a coverage warning shows per side.
@@ -264,8 +268,13 @@ def read_trec_run(path: str | Path, *, tag: bool = False) -> pl.LazyFrame:
     return fields.select(columns).lazy()
 
 
-def read_trec_qrels(path: str | Path) -> pl.LazyFrame:
+def read_trec_qrels(path: str | Path, *, subtopics: bool = False) -> pl.LazyFrame:
     """Read a TREC qrels file ``qid iter docno rel`` into ``(query, item, relevance)``.
+
+    With ``subtopics=True`` the file is a diversity qrels file (TREC Web track, ndeval's input):
+    ``topic subtopic docno judgment``, read into ``(query, subtopic, item, relevance)`` with
+    one row per (query, subtopic, item); :func:`join_run_qrels` turns it into one row per
+    (query, item) carrying the item's subtopic judgments.
 
     Every line is checked when this is called: it must have exactly 4 fields (as trec_eval
     requires) and an integer label (Int64). A fractional label such as ``1.5`` is refused:
@@ -280,15 +289,19 @@ def read_trec_qrels(path: str | Path) -> pl.LazyFrame:
     Returns
     -------
     LazyFrame
-        ``query``, ``item``, ``relevance`` (Int64); the file's rows are held in memory.
+        ``query``, ``item``, ``relevance`` (Int64), or ``query``, ``subtopic`` (String),
+        ``item``, ``relevance`` with ``subtopics=True``; the file's rows are held in memory.
     """
-    fields = _fields(path, "qrels", _QRELS_FIELDS)
+    fields = _fields(path, "qrels", _DIVERSITY_FIELDS if subtopics else _QRELS_FIELDS)
     label = _field(3).cast(pl.Int64, strict=False)
     _first_bad(
         fields,
         path,
         [
-            (pl.col(_FIELDS).list.len() != 4, _count_message("4", _QRELS_FIELDS)),
+            (
+                pl.col(_FIELDS).list.len() != 4,
+                _count_message("4", _DIVERSITY_FIELDS if subtopics else _QRELS_FIELDS),
+            ),
             (
                 label.is_null(),
                 _value_message(
@@ -297,6 +310,13 @@ def read_trec_qrels(path: str | Path) -> pl.LazyFrame:
             ),
         ],
     )
+    if subtopics:
+        return fields.select(
+            _field(0).alias("query"),
+            _field(1).alias(SUBTOPIC),
+            _field(2).alias("item"),
+            label.alias("relevance"),
+        ).lazy()
     return fields.select(
         _field(0).alias("query"), _field(2).alias("item"), label.alias("relevance")
     ).lazy()
@@ -411,7 +431,10 @@ def join_run_qrels(
     Returns
     -------
     LazyFrame
-        The run's columns, then ``relevance``.
+        The run's columns, then ``relevance``; with diversity qrels (a ``subtopic`` column, see
+        :func:`read_trec_qrels`) still one row per (query, item), ``relevance`` the item's
+        largest judgment and ``subtopics`` its positive subtopic judgments (a list of
+        ``{subtopic, relevance}``), which the intent-aware metrics (``alpha_ndcg@k`` ...) read.
 
     Raises
     ------
@@ -458,7 +481,12 @@ def join_run_qrels(
         )
         raise InvalidOptionError(msg)
     run_lf, qrels_lf = _key_dtypes(run_lf, qrels_lf, [query, item])
-    qrels_lf = qrels_lf.select(query, item, relevance)
+    added = [relevance]
+    if SUBTOPIC in qrels_lf.collect_schema():
+        qrels_lf = subtopic_judgments(qrels_lf, query, item, relevance)
+        added.append(SUBTOPICS)
+    else:
+        qrels_lf = qrels_lf.select(query, item, relevance)
     _warn_coverage(run_lf, qrels_lf, query)
     keys = [query, item]
     if columns.by:
@@ -467,4 +495,23 @@ def join_run_qrels(
         qrels_lf = systems.join(qrels_lf, how="cross")
         keys = [*columns.by, *keys]
     joined = run_lf.join(qrels_lf, on=keys, how="full", coalesce=True, nulls_equal=False)
-    return joined.select(*run_schema.names(), relevance)
+    return joined.select(*run_schema.names(), *added)
+
+
+def subtopic_judgments(
+    qrels: pl.LazyFrame, query: str = "query", item: str = "item", relevance: str = "relevance"
+) -> pl.LazyFrame:
+    """Diversity qrels ``(query, subtopic, item, relevance)`` as one row per (query, item).
+
+    ``relevance`` becomes the item's largest judgment over its subtopics (a document relevant
+    to any subtopic is relevant to the query, as ndeval's own MAP reads it) and ``subtopics``
+    the list of its positive judgments ``{subtopic, relevance}``, sorted by subtopic.
+    """
+    positive = pl.struct(
+        pl.col(SUBTOPIC).cast(pl.String).alias("subtopic"),
+        pl.col(relevance).cast(pl.Int64).alias("relevance"),
+    ).filter(pl.col(relevance) > 0)
+    return qrels.group_by(query, item).agg(
+        pl.col(relevance).max().cast(pl.Int64).alias(relevance),
+        positive.sort_by(pl.col(SUBTOPIC).filter(pl.col(relevance) > 0)).alias(SUBTOPICS),
+    )

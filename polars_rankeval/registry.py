@@ -156,6 +156,16 @@ _FAMILIES: dict[str, _Family] = {
     "nerr9": _Family(m.nerr9, "required"),
     "nerr10": _Family(m.nerr10, "none"),
     "nerr11": _Family(m.nerr11, "none"),
+    # intent-aware (diversity) measures, as ndeval (metrics/intent_aware.py)
+    "alpha_ndcg": _Family(m.alpha_ndcg, "required"),
+    "alpha_dcg": _Family(m.alpha_dcg, "required"),
+    "err_ia": _Family(m.err_ia, "required"),
+    "nerr_ia": _Family(m.nerr_ia, "required"),
+    "nrbp": _Family(m.nrbp, "none"),
+    "nnrbp": _Family(m.nnrbp, "none"),
+    "map_ia": _Family(m.map_ia, "none"),
+    "p_ia": _Family(m.p_ia, "required"),
+    "strec": _Family(m.strec, "required"),
 }
 
 # Other spellings users bring from trec_eval, ranx and ir_measures.
@@ -181,6 +191,16 @@ _ALIASES: dict[str, str] = {
     "numrel": "num_rel",
     "numret": "num_ret",
     "numrelret": "num_rel_ret",
+    # ir_measures and ndeval spellings of the intent-aware measures
+    "alpha-ndcg": "alpha_ndcg",
+    "alpha-dcg": "alpha_dcg",
+    "err-ia": "err_ia",
+    "nerr-ia": "nerr_ia",
+    "ap_ia": "map_ia",
+    "map-ia": "map_ia",
+    "p-ia": "p_ia",
+    "strecall": "strec",
+    "s_recall": "strec",
 }
 
 _SPEC = re.compile(

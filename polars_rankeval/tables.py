@@ -36,7 +36,7 @@ from polars_rankeval.errors import (
     InvalidOptionError,
 )
 
-TableName = Literal["train", "items", "catalog"]
+TableName = Literal["train", "items", "catalog", "subtopics"]
 
 TABLE_HELP: dict[str, str] = {
     "train": "train= (past interactions: one row per (user, item) event, with the log's query "
@@ -44,6 +44,8 @@ TABLE_HELP: dict[str, str] = {
     "items": "items= (one row per item: the item column plus feature columns, an embedding "
     "list/array column or a category column)",
     "catalog": "catalog= (the item universe: a frame with the item column, or its size as an int)",
+    "subtopics": "a log with a 'subtopics' column (rke.join_run_qrels(run, "
+    "rke.read_trec_qrels(path, subtopics=True)))",
 }
 
 # Per-row columns the train table gives the log (joined on the item, or on (query, item)).
@@ -325,3 +327,47 @@ def _add_seen(lf: pl.LazyFrame, tables: Tables) -> pl.LazyFrame:
 POPULARITY = RowInput("train_popularity", "train", _add_popularity)
 # Whether the user interacted with the item in train.
 SEEN_IN_TRAIN = RowInput("train_seen", "train", _add_seen)
+
+
+# The item's positive subtopic judgments, from the log's ``subtopics`` column (diversity qrels
+# joined by join_run_qrels): List[Struct{subtopic: String, relevance: Int64}].
+SUBTOPICS_COLUMN = "subtopics"
+SUBTOPIC_JUDGMENTS = "__rke_subtopics"
+_SUBTOPIC_DTYPE = pl.List(pl.Struct({"subtopic": pl.String, "relevance": pl.Int64}))
+
+
+def _add_subtopics(lf: pl.LazyFrame, tables: Tables) -> pl.LazyFrame:
+    """The log's subtopic judgments, checked and cast to one dtype (lists of structs)."""
+    schema = lf.collect_schema()
+    if SUBTOPICS_COLUMN not in schema:
+        msg = (
+            "the intent-aware (diversity) metrics read each item's subtopic judgments from a "
+            f"{SUBTOPICS_COLUMN!r} column, which the log does not have: build the log with "
+            "rke.join_run_qrels(run, rke.read_trec_qrels(path, subtopics=True)) (diversity qrels "
+            "'topic subtopic docno judgment'); see docs/pages/guides/beyond-trec-eval.md"
+        )
+        raise ColumnNotFoundError(msg)
+    dtype = schema[SUBTOPICS_COLUMN]
+    inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
+    fields = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
+    if (
+        "subtopic" not in fields
+        or "relevance" not in fields
+        or not fields["relevance"].is_integer()
+    ):
+        msg = (
+            f"column {SUBTOPICS_COLUMN!r} must be a list of {{subtopic, relevance}} structs "
+            f"(integer relevance), as rke.join_run_qrels builds it, got {dtype}"
+        )
+        raise ColumnTypeError(msg)
+    judgments = pl.col(SUBTOPICS_COLUMN).list.eval(
+        pl.struct(
+            pl.element().struct.field("subtopic").cast(pl.String).alias("subtopic"),
+            pl.element().struct.field("relevance").cast(pl.Int64).alias("relevance"),
+        )
+    )
+    return lf.with_columns(judgments.cast(_SUBTOPIC_DTYPE).alias(SUBTOPIC_JUDGMENTS))
+
+
+# Each item's subtopic judgments (intent-aware metrics).
+SUBTOPIC_INPUT = RowInput("subtopics", "subtopics", _add_subtopics)

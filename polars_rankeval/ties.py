@@ -52,6 +52,8 @@ def bound_refusal(label: str, metric: Metric) -> str | None:
     """Why ``metric`` has no best/worst case over tie orders, or None when it has."""
     if metric.level != "query":
         return "a per-system metric has no per-list order to bound"
+    if metric.finish is not None and metric.tie_bounds is None:
+        return "its value is finished over whole lists, which the bounds do not reorder"
     try:
         check_tie_bound(label, metric, "optimistic")
     except InvalidOptionError as error:
@@ -283,14 +285,13 @@ def tie_report(
         share = shares.setdefault(k, tied_share(k))
         plan.append((label, modes, note, share.name))
     objects.extend(shares.values())
-    result = evaluate(data, objects, by=by, per_query=per_query, tie_warning=None, **keywords)
-    if isinstance(result, pl.LazyFrame):
-        result = result.collect()
+    evaluated = evaluate(data, objects, by=by, per_query=per_query, tie_warning=None, **keywords)
+    result: pl.DataFrame = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
     keys = [name for name in result.columns if name not in {m.name for m in objects}]
     if per_query and query not in keys:
         keys.append(query)
     frames = []
-    for label, modes, note, share in plan:
+    for label, modes, note, share_column in plan:
         values = {
             mode: (pl.col(column) if column else pl.lit(None, dtype=pl.Float64)).alias(mode)
             for mode, column in modes.items()
@@ -301,7 +302,7 @@ def tie_report(
                 pl.lit(label).alias("metric"),
                 *values.values(),
                 (values["optimistic"] - values["pessimistic"]).abs().alias("range"),
-                pl.col(share).alias("tied_share"),
+                pl.col(share_column).alias("tied_share"),
                 pl.lit(note or "", dtype=pl.String).alias("note"),
             )
         )
