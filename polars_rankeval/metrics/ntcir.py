@@ -28,6 +28,7 @@ the whole run counts (NTCIREVAL's ``--cutoffs`` default is 1000).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Literal
@@ -54,6 +55,12 @@ _MAX_LEVELS = 64
 # p_measure's key packs (level, rank) into one Int64: level · 2^32 + (2^32 − rank).
 _KEY_BASE = 2**32
 _DEFAULT_GAINS = (1.0, 2.0, 3.0)
+# ties="optimistic"/"pessimistic" put higher labels first (last) within a tie: that is not the
+# best (worst) case of these measures, as brute force over every tie order shows.
+_NO_BOUND = (
+    "{what}, so ranking the higher labels of a tie first can lower it and that order is "
+    "not its best case"
+)
 
 
 def _levels(option: str, value: object) -> tuple[float, ...]:
@@ -82,7 +89,7 @@ def _levels(option: str, value: object) -> tuple[float, ...]:
             msg = f"option {option}= must hold finite numbers >= 0, got {value!r}"
             raise InvalidOptionError(msg)
         checked.append(float(number))
-    if any(low > high for low, high in zip(checked, checked[1:], strict=False)):
+    if any(low > high for low, high in itertools.pairwise(checked)):
         msg = f"option {option}= must not decrease from level to level, got {value!r}"
         raise InvalidOptionError(msg)
     return tuple(checked)
@@ -213,8 +220,12 @@ def ncu(
     >>> import polars as pl
     >>> import polars_rankeval as rke
     >>> log = pl.DataFrame(
-    ...     {"query": "q", "item": ["a", "b", "c"], "score": [3.0, 2.0, None],
-    ...      "relevance": [0, 2, 1]}
+    ...     {
+    ...         "query": "q",
+    ...         "item": ["a", "b", "c"],
+    ...         "score": [3.0, 2.0, None],
+    ...         "relevance": [0, 2, 1],
+    ...     }
     ... )
     >>> # R = 2 relevant rows; BR(2) = (1 + 2) / (2 + 3) at the only relevant retrieved row
     >>> rke.evaluate(log, ["ncu(stop=uniform)"]).item()
@@ -252,8 +263,12 @@ def q_measure(k: int | None = None, *, beta: float = 1.0, gains: object = _DEFAU
     >>> import polars as pl
     >>> import polars_rankeval as rke
     >>> log = pl.DataFrame(
-    ...     {"query": "q", "item": ["a", "b", "c"], "score": [3.0, 2.0, None],
-    ...      "relevance": [0, 2, 1]}
+    ...     {
+    ...         "query": "q",
+    ...         "item": ["a", "b", "c"],
+    ...         "score": [3.0, 2.0, None],
+    ...         "relevance": [0, 2, 1],
+    ...     }
     ... )
     >>> rke.evaluate(log, ["q_measure"]).item()
     0.3
@@ -268,7 +283,7 @@ def q_measure(k: int | None = None, *, beta: float = 1.0, gains: object = _DEFAU
     return _ncu(at("q_measure", k), k, "uniform", beta, 0.95, levels, levels.gains, settings)
 
 
-def _ncu(  # noqa: PLR0913, PLR0917 (internal; the builders above check every option)
+def _ncu(  # noqa: PLR0917 (internal; the builders above check every option)
     base: str,
     k: int | None,
     stop: Stop,
@@ -310,7 +325,13 @@ def _ncu(  # noqa: PLR0913, PLR0917 (internal; the builders above check every op
             norm = norm if gamma == 1.0 else (1.0 - pl.lit(gamma).pow(norm)) / (1.0 - gamma)
         return levels.refuse_unmapped(ratio_or_zero(total, norm), p, name)
 
-    return Metric(name, partials, value, rows=carrier.rows)
+    reason = None
+    if stop == "graded":
+        reason = _NO_BOUND.format(
+            what="its stop probability grows with a row's level, so moving a higher level up "
+            "moves more weight to an earlier blended ratio"
+        )
+    return Metric(name, partials, value, rows=carrier.rows, tie_bounds=reason)
 
 
 Single = Literal["o_measure", "p_measure", "p_plus"]
@@ -364,11 +385,18 @@ def _single(kind: Single, k: int | None, beta: float, gains: object) -> Metric:
         own = p(name) if kind != "p_plus" else ratio_or_zero(p(sum_key), p(norm_key))
         return levels.refuse_unmapped(own, p, name)
 
+    reason = None
+    if kind != "o_measure":
+        reason = _NO_BOUND.format(
+            what="it reads the blended ratio at the first row of the highest level, which a "
+            "higher label ranked first within a tie can move to a rank with a lower ratio"
+        )
     return Metric(
         name,
         lambda ctx: {**partials(ctx), **levels.max_label_partial(ctx)},
         value,
         rows=rows,
+        tie_bounds=reason,
     )
 
 
@@ -380,8 +408,12 @@ def o_measure(k: int | None = None, *, beta: float = 1.0, gains: object = _DEFAU
     >>> import polars as pl
     >>> import polars_rankeval as rke
     >>> log = pl.DataFrame(
-    ...     {"query": "q", "item": ["a", "b", "c"], "score": [3.0, 2.0, None],
-    ...      "relevance": [0, 2, 1]}
+    ...     {
+    ...         "query": "q",
+    ...         "item": ["a", "b", "c"],
+    ...         "score": [3.0, 2.0, None],
+    ...         "relevance": [0, 2, 1],
+    ...     }
     ... )
     >>> rke.evaluate(log, ["o_measure"]).item()  # (1 + 2) / (2 + 3)
     0.6
@@ -397,8 +429,12 @@ def p_measure(k: int | None = None, *, beta: float = 1.0, gains: object = _DEFAU
     >>> import polars as pl
     >>> import polars_rankeval as rke
     >>> log = pl.DataFrame(
-    ...     {"query": "q", "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0],
-    ...      "relevance": [1, 0, 2]}
+    ...     {
+    ...         "query": "q",
+    ...         "item": ["a", "b", "c"],
+    ...         "score": [3.0, 2.0, 1.0],
+    ...         "relevance": [1, 0, 2],
+    ...     }
     ... )
     >>> rke.evaluate(log, ["p_measure"]).item()  # (2 + 3) / (3 + 3)
     0.8333333333333334
@@ -414,8 +450,12 @@ def p_plus(k: int | None = None, *, beta: float = 1.0, gains: object = _DEFAULT_
     >>> import polars as pl
     >>> import polars_rankeval as rke
     >>> log = pl.DataFrame(
-    ...     {"query": "q", "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0],
-    ...      "relevance": [1, 0, 2]}
+    ...     {
+    ...         "query": "q",
+    ...         "item": ["a", "b", "c"],
+    ...         "score": [3.0, 2.0, 1.0],
+    ...         "relevance": [1, 0, 2],
+    ...     }
     ... )
     >>> rke.evaluate(log, ["p_plus"]).item()  # (BR(1) = 2/3 + BR(3) = 5/6) / 2
     0.75
@@ -572,7 +612,7 @@ def ndcg_orig(k: int | None = None, *, gains: object = _DEFAULT_GAINS, b: float 
 
 
 def msndcg(k: int | None = None, *, gains: object = _DEFAULT_GAINS) -> Metric:
-    """"Microsoft" nDCG (Burges et al. 2005), NTCIREVAL ``MSnDCG@k``: discount ``1/ln(r + 1)``.
+    """Microsoft's nDCG (Burges et al. 2005), NTCIREVAL ``MSnDCG@k``: discount ``1/ln(r + 1)``.
 
     Examples
     --------
@@ -582,6 +622,6 @@ def msndcg(k: int | None = None, *, gains: object = _DEFAULT_GAINS) -> Metric:
     ...     {"query": "q", "item": ["a", "b"], "score": [2.0, 1.0], "relevance": [1, 3]}
     ... )
     >>> round(rke.evaluate(log, ["msndcg"]).item(), 6)  # (1/ln2 + 3/ln3) / (3/ln2 + 1/ln3)
-    0.715222
+    0.796708
     """
     return _discounted("msndcg", k, gains, 2.0)
