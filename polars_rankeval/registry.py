@@ -147,6 +147,10 @@ _FAMILIES: dict[str, _Family] = {
     "nerr_ntcir": _Family(m.nerr_ntcir, "optional"),
     "ndcg_orig": _Family(m.ndcg_orig, "optional"),
     "msndcg": _Family(m.msndcg, "optional"),
+    # ir_measures' Compat and Accuracy, TREC DL's NCG (metrics/compat.py)
+    "compat": _Family(m.compat, "none"),
+    "accuracy": _Family(m.accuracy, "optional"),
+    "ncg": _Family(m.ncg, "optional"),
     # C/W/L user models as cwl-eval computes them through ir_measures (metrics/cwl.py)
     "inst": _Family(m.inst, "none"),
     "insq": _Family(m.insq, "none"),

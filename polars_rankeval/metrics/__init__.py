@@ -16,6 +16,7 @@ from polars_rankeval.metrics.average_precision import (
 )
 from polars_rankeval.metrics.bpref import bpref
 from polars_rankeval.metrics.classification import auc, fall_out, gauc
+from polars_rankeval.metrics.compat import accuracy, compat, ncg
 from polars_rankeval.metrics.correlation import kendall_tau, spearman
 from polars_rankeval.metrics.counts import num_q, num_rel, num_rel_ret, num_ret
 from polars_rankeval.metrics.coverage import coverage, entropy, gini, personalization
@@ -76,6 +77,7 @@ from polars_rankeval.metrics.user_model import err, rbp
 
 __all__ = [
     "Metric",
+    "accuracy",
     "aclt",
     "alpha_dcg",
     "alpha_ndcg",
@@ -87,6 +89,7 @@ __all__ = [
     "bpm",
     "bpref",
     "categorical_diversity",
+    "compat",
     "coverage",
     "dcg",
     "eleven_pt_avg",
@@ -116,6 +119,7 @@ __all__ = [
     "mean_average_recall",
     "mean_rank",
     "msndcg",
+    "ncg",
     "ncu",
     "ndcg",
     "ndcg_orig",
