@@ -16,6 +16,11 @@ References:
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -223,3 +228,91 @@ def test_lazy_by_and_dataframe_agree() -> None:
         mine = eager.filter(pl.col("system") == system).drop("system")
         for name in names:
             assert mine[name].item() == pytest.approx(alone[name].item(), abs=1e-12, nan_ok=True)
+
+
+@pytest.fixture(scope="session")
+def ndeval_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """ndeval compiled from ndeval.c (version 4.5) in the pyndeval 0.0.8 sdist."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler to build ndeval")
+    folder = tmp_path_factory.mktemp("ndeval")
+    download = [
+        sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+        "pyndeval==0.0.8", "-d", str(folder),
+    ]  # fmt: skip
+    fetched = subprocess.run(download, capture_output=True, text=True, timeout=300, check=False)
+    archives = list(folder.glob("pyndeval-*.tar.gz"))
+    if fetched.returncode or not archives:
+        pytest.skip(f"could not download the pyndeval sdist: {fetched.stderr.strip()[-200:]}")
+    with tarfile.open(archives[0]) as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("src/ndeval.c"))
+        source = folder / "ndeval.c"
+        extracted = archive.extractfile(member)
+        assert extracted is not None
+        source.write_bytes(extracted.read())
+    program = folder / "ndeval"
+    subprocess.run(
+        [compiler, "-O2", "-w", "-o", str(program), str(source), "-lm"], check=True, timeout=120
+    )
+    return program
+
+
+def _write_trec(
+    folder: Path, qrels: list[tuple[str, str, str, int]], run: pl.DataFrame
+) -> tuple[Path, Path]:
+    qrels_path, run_path = folder / "qrels.txt", folder / "run.txt"
+    qrels_path.write_text("".join(f"{q} {s} {d} {j}\n" for q, s, d, j in qrels))
+    lines = []
+    for (query,), rows in run.group_by("query", maintain_order=True):
+        ranked = rows.sort(["score", "item"], descending=[True, True])
+        lines.extend(
+            f"{query} Q0 {item} {rank} {score} tag{len(lines) % 1}\n"
+            for rank, (item, score) in enumerate(
+                zip(ranked["item"], ranked["score"], strict=True), 1
+            )
+        )
+    run_path.write_text("".join(lines))
+    return qrels_path, run_path
+
+
+@pytest.mark.parametrize("seed", [0, 3, 4])
+def test_ndeval_csv_byte_for_byte(ndeval_program: Path, tmp_path: Path, seed: int) -> None:
+    qrels, run = generated(seed)
+    # ndeval reads judgments as 0/1 and counts a topic without any run line as absent
+    qrels_path, run_path = _write_trec(tmp_path, qrels, run)
+    theirs = subprocess.run(
+        [str(ndeval_program), "-traditional", str(qrels_path), str(run_path)],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    ours = subprocess.run(
+        [sys.executable, "-m", "polars_rankeval", str(run_path), "--qrels", str(qrels_path),
+         "--subtopics", "--format", "ndeval"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs
+
+
+def test_ndeval_csv_of_the_readme_example(ndeval_program: Path, tmp_path: Path) -> None:
+    """A topic with no relevant subtopic prints -nan for nNRBP, and so does the mean."""
+    qrels = [("1", "1", "A", 1), ("1", "2", "B", 1), ("1", "2", "D", 1), ("1", "3", "C", 1),
+             ("2", "1", "X", 0)]  # fmt: skip
+    run = pl.DataFrame(
+        [("1", "A", 9.3), ("1", "D", 8.4), ("1", "E", 8.1), ("1", "B", 7.6), ("2", "X", 1.0)],
+        schema=["query", "item", "score"],
+        orient="row",
+    )
+    qrels_path, run_path = _write_trec(tmp_path, qrels, run)
+    theirs = subprocess.run(
+        [str(ndeval_program), str(qrels_path), str(run_path)],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    ours = subprocess.run(
+        [sys.executable, "-m", "polars_rankeval", str(run_path), "--qrels", str(qrels_path),
+         "--subtopics", "-f", "ndeval"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs
+    assert "-nan" in theirs

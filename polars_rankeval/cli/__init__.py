@@ -18,8 +18,10 @@ Examples
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -33,6 +35,7 @@ from polars_rankeval.cli._constants import (
     COMPARE_SUFFIX_FORMATS,
     DEFAULT_METRICS,
     FORMATS,
+    NDEVAL_MEASURES,
     SUFFIX_FORMATS,
     SUMMARY_QUERY,
     SYSTEM,
@@ -49,8 +52,9 @@ from polars_rankeval.cli._errors import (
 )
 from polars_rankeval.cli._evaluation import Result, _evaluate
 from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
-from polars_rankeval.cli._output import _render, _write
+from polars_rankeval.cli._output import _ndeval, _render, _write
 from polars_rankeval.errors import RankEvalError
+from polars_rankeval.io import read_trec_run
 
 __all__ = [
     "COMPARE_FORMATS",
@@ -87,14 +91,38 @@ def _run(argv: Sequence[str] | None) -> None:
             if given:
                 msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
                 raise CliError(msg)
-            data = _read_trec(args.path, args.qrels)
+            data = _read_trec(args.path, args.qrels, subtopics=args.subtopics)
         else:
+            if args.subtopics:
+                msg = "--subtopics reads diversity qrels: give them with --qrels QRELS"
+                raise CliError(msg)
             data = _scan(args.path)
         # trec_eval's default measures are its official set: its layout from TREC files gets
-        # them.
-        args.default_metrics = "official" if fmt == "trec" and args.qrels else DEFAULT_METRICS
+        # them; ndeval's are its 21 measures.
+        if fmt == "ndeval" or args.subtopics:
+            args.default_metrics = ",".join(ours for ours, _ in NDEVAL_MEASURES)
+        elif fmt == "trec" and args.qrels:
+            args.default_metrics = "official"
+        else:
+            args.default_metrics = DEFAULT_METRICS
+        if fmt == "ndeval":
+            args.per_query = True  # ndeval prints every topic, then the mean
         result = _evaluate(args, data, by)
+    if fmt == "ndeval":
+        runid, queries = _ndeval_run(args, data)
+        _write(_ndeval(result, runid, queries), args.output)
+        return
     _write(_render(result, fmt), args.output)
+
+
+def _ndeval_run(args: argparse.Namespace, data: pl.LazyFrame) -> tuple[str, list[object]]:
+    """Ndeval's runid (the tag of the run's first line; a log's file stem) and run topics."""
+    query, score = args.query or "query", args.score or "score"
+    queries = data.filter(pl.col(score).is_not_null()).select(query).unique().collect()
+    if not args.qrels:
+        return Path(args.path).stem, queries[query].to_list()
+    tags = read_trec_run(args.path, tag=True).select("tag").head(1).collect()
+    return str(tags["tag"][0] or ""), queries[query].to_list()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -172,6 +172,12 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--qrels", help="TREC qrels file; PATH is then a TREC run file")
+    parser.add_argument(
+        "--subtopics",
+        action="store_true",
+        help="the qrels are diversity qrels 'topic subtopic docno judgment' (TREC Web track, "
+        "ndeval); the default metrics become ndeval's (see --format ndeval)",
+    )
     _add_metrics(parser, DEFAULT_METRICS)
     _add_by(parser, "column(s) to group runs by: comma-separated, or repeat the option")
     parser.add_argument(
@@ -186,7 +192,8 @@ def _parser() -> argparse.ArgumentParser:
         "--format",
         choices=FORMATS,
         default=None,
-        help="output format (default: from the -o suffix, else table)",
+        help="output format (default: from the -o suffix, else table); ndeval: ndeval's CSV, "
+        "byte for byte (with --subtopics)",
     )
     parser.add_argument(
         "-o",

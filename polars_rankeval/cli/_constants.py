@@ -6,8 +6,19 @@ from typing import Literal, TypeVar
 
 DEFAULT_METRICS = "ndcg@10,ndcg,map,mrr,p@10,recall@100,bpref,num_q"
 
-Format = Literal["table", "csv", "json", "parquet", "trec"]
-FORMATS: tuple[Format, ...] = ("table", "csv", "json", "parquet", "trec")
+Format = Literal["table", "csv", "json", "parquet", "trec", "ndeval"]
+FORMATS: tuple[Format, ...] = ("table", "csv", "json", "parquet", "trec", "ndeval")
+#: ndeval's measures, in the order of its CSV columns: (our metric string, its column name).
+_NDEVAL_CUT: tuple[tuple[str, str], ...] = (("err_ia", "ERR-IA"), ("nerr_ia", "nERR-IA"))
+_NDEVAL_CUT += (("alpha_dcg", "alpha-DCG"), ("alpha_ndcg", "alpha-nDCG"))
+NDEVAL_MEASURES: tuple[tuple[str, str], ...] = (
+    *((f"{ours}@{k}", f"{theirs}@{k}") for ours, theirs in _NDEVAL_CUT for k in (5, 10, 20)),
+    ("nrbp", "NRBP"),
+    ("nnrbp", "nNRBP"),
+    ("map_ia", "MAP-IA"),
+    *((f"p_ia@{k}", f"P-IA@{k}") for k in (5, 10, 20)),
+    *((f"strec@{k}", f"strec@{k}") for k in (5, 10, 20)),
+)
 SUFFIX_FORMATS: dict[str, Format] = {
     ".csv": "csv",
     ".json": "json",

@@ -161,10 +161,15 @@ def _check_text_file(path: str, role: str) -> None:
         raise CliError(msg)
 
 
-def _read_trec(run_path: str, qrels_path: str) -> pl.LazyFrame:
-    """The run and the judgments joined, after checking they are the right way round."""
+def _read_trec(run_path: str, qrels_path: str, *, subtopics: bool = False) -> pl.LazyFrame:
+    """The run and the judgments joined, after checking they are the right way round.
+
+    With ``subtopics`` the qrels are diversity qrels and each row carries its item's subtopic
+    judgments.
+    """
     _check_trec_files(run_path, qrels_path)
-    return join_run_qrels(read_trec_run(run_path), read_trec_qrels(qrels_path))
+    qrels = read_trec_qrels(qrels_path, subtopics=subtopics)
+    return join_run_qrels(read_trec_run(run_path), qrels)
 
 
 def _check_trec_files(run_path: str, qrels_path: str) -> None:

@@ -6,12 +6,13 @@ to the ``-o`` file.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval.cli._constants import SUMMARY_QUERY, Format
+from polars_rankeval.cli._constants import NDEVAL_MEASURES, SUMMARY_QUERY, Format
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._evaluation import Result
 from polars_rankeval.registry import TREC_QUERY_ONLY, TREC_SUMMARY_ONLY, trec_measure_of
@@ -116,6 +117,47 @@ def _trec(result: Result) -> str:
             runid = "/".join(f"{name}={value}" for name, value in zip(by, key, strict=True))
             lines.append(f"{'runid':<{_TREC_WIDTH}}\t{SUMMARY_QUERY}\t{runid}")
         lines.extend(_trec_lines(means, result, means=True))
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _ndeval_number(value: object) -> str:
+    """C's ``%.6f``, as ndeval prints it (glibc writes the NaN of 0/0 as ``-nan``)."""
+    if value is None:
+        return "-nan"
+    number = float(value)  # type: ignore[arg-type]
+    return "-nan" if math.isnan(number) else f"{number:.6f}"
+
+
+def _ndeval_topic(query: object) -> tuple[int, str]:
+    """Ndeval's topic: the number (its ``%d``), sorted numerically; other ids as they are."""
+    text = str(query)
+    return (int(text), str(int(text))) if text.isdigit() else (sys.maxsize, text)
+
+
+def _ndeval(result: Result, runid: str, run_queries: list[object]) -> str:
+    """Ndeval's CSV: ``runid,topic,<measures>``, a row per run topic, then ``amean``.
+
+    A run topic without judgments gets a row of zeros and is left out of the mean, as in
+    ndeval; the mean is over the topics both have.
+    """
+    if result.by:
+        msg = "--format ndeval prints one run, as ndeval does: leave out --by"
+        raise CliError(msg)
+    if result.per_query is None:
+        msg = "internal: --format ndeval needs the per-query rows"
+        raise CliError(msg)
+    names = dict(NDEVAL_MEASURES)
+    labels = [label for label, _ in result.metrics]
+    header = ",".join(["runid", "topic", *(names.get(label, label) for label in labels)])
+    evaluated = {str(row[result.query]): row for row in result.per_query.iter_rows(named=True)}
+    topics = sorted({str(q) for q in run_queries} | set(evaluated), key=_ndeval_topic)
+    lines = [header]
+    for topic in topics:
+        row = evaluated.get(topic)
+        values = [_ndeval_number(row[label] if row else 0.0) for label in labels]
+        lines.append(",".join([runid, _ndeval_topic(topic)[1], *values]))
+    means = result.summary.row(0, named=True)
+    lines.append(",".join([runid, "amean", *(_ndeval_number(means[label]) for label in labels)]))
     return "".join(f"{line}\n" for line in lines)
 
 
