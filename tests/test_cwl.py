@@ -369,3 +369,72 @@ def test_query_without_retrieved_rows_scores_the_empty_ranking() -> None:
         expected = reference.get_scores()
         got = [row[_with_output(metric, output)] for output in OUTPUTS]
         assert got == pytest.approx(expected, abs=1e-9, rel=0), metric
+
+
+def _tie_orders(log: pl.DataFrame) -> list[list[Any]]:
+    """Every run order that sorts by score (each tie group in every order), for ir_measures."""
+    import itertools
+
+    import ir_measures
+
+    ranked = log.filter(pl.col("score").is_not_null()).sort("score", descending=True)
+    groups = [
+        list(group.select("query", "item", "score").iter_rows())
+        for _, group in ranked.group_by("score", maintain_order=True)
+    ]
+    orders = []
+    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
+        orders.append([ir_measures.ScoredDoc(*row) for part in parts for row in part])
+    return orders
+
+
+@pytest.mark.parametrize("long", [False, True])
+def test_expected_and_bounds_of_fixed_models_against_every_tie_order(long: bool) -> None:
+    """insq and sdcg: ties="expected" is the mean of cwl over every order of the tied rows, and
+    optimistic/pessimistic the largest/smallest eu. The long list ties across position 1000."""
+    irm = pytest.importorskip("ir_measures")
+    pytest.importorskip("cwl")
+    head = [3.0, 2.0, 2.0, 2.0, 1.0, 1.0]
+    labels = [1, 0, 3, None, 2, 0]
+    if long:  # 998 distinct scores, then four tied rows at positions 999-1002
+        head = [float(2000 - i) for i in range(998)] + [5.0] * 4
+        labels = [int(i % 4 == 0) for i in range(998)] + [3, None, 0, 2]
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * (len(head) + 1),
+            "item": [f"d{i}" for i in range(len(head) + 1)],
+            "score": [*head, None],
+            "relevance": [*labels, 2],
+        },
+        schema_overrides={"score": pl.Float64, "relevance": pl.Int64},
+    )
+    qrels, _ = _irm_inputs(log)
+    orders = _tie_orders(log)
+    pairs = [
+        ("INSQ(T=1,max_rel=3)", "insq(max_rel=3)"),
+        ("INSQ(T=2,min_rel=1,max_rel=3)", "insq(t=2,min_rel=1,max_rel=3)"),
+        ("SDCG(max_rel=3)@3", "sdcg@3(max_rel=3)"),
+        ("SDCG(max_rel=2)@1200", "sdcg@1200(max_rel=2)"),
+    ]
+    for measure_text, metric in pairs:
+        measure = irm.parse_measure(measure_text)
+        per_order = np.array(
+            [
+                [
+                    r.value,
+                    r.expected_total_utility,
+                    r.expected_cost,
+                    r.expected_total_cost,
+                    r.expected_items,
+                ]
+                for run in orders
+                for r in irm.cwl_eval.iter_calc([measure], qrels, run)
+            ]
+        )
+        names = [_with_output(metric, output) for output in OUTPUTS]
+        expected = rke.evaluate(log, names, ties="expected").row(0)
+        assert list(expected) == pytest.approx(per_order.mean(axis=0).tolist(), abs=1e-9, rel=0)
+        best = rke.evaluate(log, [metric], ties="optimistic").item()
+        worst = rke.evaluate(log, [metric], ties="pessimistic").item()
+        assert best == pytest.approx(per_order[:, 0].max(), abs=1e-9, rel=0), measure_text
+        assert worst == pytest.approx(per_order[:, 0].min(), abs=1e-9, rel=0), measure_text

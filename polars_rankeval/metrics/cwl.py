@@ -27,8 +27,27 @@ The retrieved rows give ``P_i`` by a running sum of ``log C`` (one window); the 
 the list has gain 0, so its ``C`` telescopes and its share of ``S`` and ``P_{n+1}`` has a
 closed form: a constant, a geometric sum, or a difference of digamma / trigamma values
 (``Σ_{t=a}^{b−1} 1/t = ψ(b) − ψ(a)``, ``Σ_{t=a}^{b−1} 1/t² = ψ'(a) − ψ'(b)``), evaluated by
-recurrence plus asymptotic series to the last bits of a double. ir_measures orders tied scores
-by input order; here ties follow trec_eval's rule like every other metric.
+recurrence plus asymptotic series to the last bits of a double.
+
+Ties: ir_measures orders tied scores by input order; here they follow trec_eval's rule like
+every other metric. ``insq`` and ``sdcg`` (a reach that ignores the gains) are linear in the
+gains, so ``ties="expected"`` gives each tie group's mean gain to its positions, and
+``ties="optimistic"``/``"pessimistic"`` are their best and worst orders (for ``min_rel >= 0``);
+the adaptive models refuse both.
+
+Examples
+--------
+>>> import polars_rankeval as rke
+>>> log = pl.DataFrame(
+...     {
+...         "query": ["q"] * 3,
+...         "item": ["a", "b", "c"],
+...         "score": [3.0, 2.0, 1.0],
+...         "relevance": [0, 1, 1],
+...     }
+... )
+>>> rke.evaluate(log, ["nerr8@10(max_rel=1)", "bpm@10(t=2,max_rel=1,output=ei)"]).row(0)
+(0.5, 3.0)
 """
 
 from __future__ import annotations
@@ -57,9 +76,10 @@ _SHIFT = 10  # recurrence steps before the asymptotic series (argument >= 10 the
 # Bernoulli-number coefficients of the asymptotic series, enough for 1e-17 at argument 10.
 _DIGAMMA = (-1 / 12, 1 / 120, -1 / 252, 1 / 240, -1 / 132, 691 / 32760, -1 / 12, 3617 / 8160)
 _TRIGAMMA = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
-_EXPECTED_TIES = (
-    "the C/W/L user's stopping adapts to the gains (and the outputs other than eu measure "
-    "effort), so ranking higher labels first is not shown to be its best case"
+_BOUNDS = (
+    "the C/W/L user's stopping adapts to the gains here (or min_rel < 0 gives a judged 0 "
+    "more gain than an unjudged row), so ranking higher labels first is not shown to be its "
+    "best case"
 )
 
 # (m retrieved positions, Q = P_{m+1}, G = total gain) -> (tail share of S, P_{n+1})
@@ -170,10 +190,15 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
         # unjudged rows and rows past position 1000 have gain 0.
         label = ctx.label.clip(lower_bound=0).cast(pl.Float64).clip(low, high)
         scaled = pl.when(ctx.has_label).then((label - low) / (high - low)).otherwise(0.0)
+        if ctx.expected:
+            # The gain expected at each position of a tie group is the group's mean gain.
+            scaled = ctx.tie_groups(model).spread(scaled)
         return pl.when(ctx.within(DEPTH)).then(scaled).otherwise(0.0)
 
     def rows(ctx: RankingContext) -> dict[str, pl.Expr]:
-        no_closed_form(ctx, model)
+        if fixed is None:
+            # C depends on the gains: the reach is no linear function of them.
+            no_closed_form(ctx, model)
         terms = {gain_key: gain(ctx)}
         if running:
             terms[running_key] = ctx.running_sum(gain(ctx))
@@ -189,7 +214,8 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
         return {log_key: log_c, reach_key: (ctx.running_sum(log_c) - log_c).exp()}
 
     def partials(ctx: RankingContext) -> Partials:
-        no_closed_form(ctx, model)
+        if fixed is None:
+            no_closed_form(ctx, model)
         inside = ctx.within(DEPTH)
         # gain and log C are 0 outside the first 1000 positions; the reach is masked here.
         # Products are taken before any filter: a sum of a product of two filtered columns
@@ -231,7 +257,11 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
         rows=rows,
         later_rows=later_rows,
         direction="higher" if output in ("eu", "etu") else "none",
-        tie_bounds=_EXPECTED_TIES,
+        # With a reach that falls with the rank and ignores the gains, higher labels first is
+        # the best order (rearrangement inequality); the outputs other than eu/etu are
+        # constants. Below min_rel=0 a judged 0 gains more than an unjudged row, which the
+        # bound orders first.
+        tie_bounds=None if fixed is not None and low >= 0 else _BOUNDS,
     )
 
 
