@@ -272,6 +272,11 @@ def test_lazy_by_system_and_means() -> None:
         row = together.filter(pl.col("system") == system).drop("system")
         for name in names:
             assert row[name][0] == pytest.approx(alone[name][0], abs=1e-12), name
+    # the expression path runs the same plan per group
+    grouped = first.group_by("query").agg(rke.metric_expr(names[0]), rke.metric_expr(names[-1]))
+    assert_frame_equal(
+        grouped.sort("query"), eager.select("query", names[0], names[-1]), abs_tol=1e-12
+    )
     means = rke.evaluate(first, names)
     for name in names:
         assert means[name][0] == pytest.approx(float(np.mean(eager[name].to_numpy())), abs=1e-12)
