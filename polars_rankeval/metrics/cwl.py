@@ -11,6 +11,11 @@ looks at position ``i`` and then continues to ``i + 1`` with probability ``C_i``
 * ``"etc"``: expected total cost ``Σ L_i CC_i`` = ``S − n P_{n+1}``;
 * ``"ei"``: expected items ``1 / W_1`` = ``S``.
 
+``eu`` and ``etu`` are "higher is better". ``ec``, ``etc`` and ``ei`` describe the modelled
+user's effort and have direction ``"none"``: ``ec`` is 1 for every list under unit costs,
+``etc``/``ei`` do not depend on the run for ``insq`` and ``sdcg``, and where they do (the
+adaptive models) a short expected visit is good only through the metric's own model.
+
 What ir_measures hands cwl: each judged row's gain ``(clip(max(label, 0), min_rel, max_rel) −
 min_rel) / (max_rel − min_rel)``, 0 for an unjudged row (cwl's worst case), unit costs, and
 the run cut or padded to 1000 positions (``max_n``); the padding has gain 0. ``max_rel`` has no
