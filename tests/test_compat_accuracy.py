@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.registry import parse_metric
+from tests.test_streaming import assert_streams
 
 
 def _trec(text: str, fields: list[str]) -> pl.DataFrame:
@@ -388,3 +390,52 @@ def test_long_list_compat_is_finite() -> None:
     value = rke.evaluate(log, ["compat(p=0.99,normalize=false)"]).item()
     assert math.isfinite(value)
     assert value == pytest.approx(_rbo(run, ideal, 0.99), abs=1e-9)
+
+
+# ---- streaming engine and the expression namespace --------------------------------------------
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_streams_and_equals_eager(tmp_path: Path, per_query: bool) -> None:
+    """No in-memory fallback in the streaming plan over a parquet scan; same values as eager."""
+    path = tmp_path / "log.parquet"
+    STREAM_LOG.write_parquet(path)
+    for name in STREAMED:
+        plan = rke.evaluate(pl.scan_parquet(path), [name], n_buckets=1, per_query=per_query)
+        assert isinstance(plan, pl.LazyFrame)
+        assert_streams(plan)
+    plan = rke.evaluate(
+        pl.scan_parquet(path), STREAMED, n_buckets=1, per_query=per_query, by="system"
+    )
+    eager = rke.evaluate(STREAM_LOG, STREAMED, per_query=per_query, by="system")
+    assert_frame_equal(
+        plan.collect(engine="streaming").sort(pl.all()),
+        eager.sort(pl.all()),
+        rel_tol=1e-12,
+        abs_tol=1e-15,
+    )
+
+
+def test_expression_namespace_equals_evaluate_by() -> None:
+    log = STREAM_LOG
+    frame = rke.evaluate(log, STREAMED, by="system").sort("system")
+    grouped = (
+        log.group_by("system")
+        .agg(pl.col("relevance").rank_eval.metric(name) for name in STREAMED)
+        .sort("system")
+    )
+    for name in STREAMED:
+        assert grouped[name].to_list() == pytest.approx(frame[name].to_list(), abs=1e-12), name
+
+
+STREAMED = [
+    "compat",
+    "compat(p=0.8,normalize=false)",
+    "accuracy",
+    "accuracy@5(rel=2)",
+    "ncg",
+    "ncg@5(gain=exp)",
+]
+STREAM_LOG = _generated_log(9, 12).with_columns(
+    system=pl.when(pl.col("query").str.ends_with("1")).then(pl.lit("a")).otherwise(pl.lit("b"))
+)

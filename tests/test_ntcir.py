@@ -11,15 +11,18 @@ pyNTCIREVAL. The live tests run pyNTCIREVAL's metric classes per query on the sa
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.registry import parse_metric
+from tests.test_streaming import assert_streams
 
 # sample.rel: dummy01-03 L3, dummy04-06 L2, dummy07-10 L1, dummy11 L0; sample.res ranks
 # dummy11, dummy01, dummy12 (unjudged), dummy04.
@@ -368,3 +371,58 @@ def test_tie_bounds_equal_brute_force(seed: int) -> None:
         assert worst[name].to_list() == pytest.approx(worst[f"{name}:min"].to_list(), abs=1e-12), (
             name
         )
+
+
+# ---- streaming engine and the expression namespace --------------------------------------------
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_streams_and_equals_eager(tmp_path: Path, per_query: bool) -> None:
+    """No in-memory fallback in the streaming plan over a parquet scan; same values as eager."""
+    path = tmp_path / "log.parquet"
+    STREAM_LOG.write_parquet(path)
+    for name in STREAMED:
+        plan = rke.evaluate(pl.scan_parquet(path), [name], n_buckets=1, per_query=per_query)
+        assert isinstance(plan, pl.LazyFrame)
+        assert_streams(plan)
+    plan = rke.evaluate(
+        pl.scan_parquet(path), STREAMED, n_buckets=1, per_query=per_query, by="system"
+    )
+    eager = rke.evaluate(STREAM_LOG, STREAMED, per_query=per_query, by="system")
+    assert_frame_equal(
+        plan.collect(engine="streaming").sort(pl.all()),
+        eager.sort(pl.all()),
+        rel_tol=1e-12,
+        abs_tol=1e-15,
+    )
+
+
+def test_expression_namespace_equals_evaluate_by() -> None:
+    log = STREAM_LOG
+    frame = rke.evaluate(log, STREAMED, by="system").sort("system")
+    grouped = (
+        log.group_by("system")
+        .agg(pl.col("relevance").rank_eval.metric(name) for name in STREAMED)
+        .sort("system")
+    )
+    for name in STREAMED:
+        assert grouped[name].to_list() == pytest.approx(frame[name].to_list(), abs=1e-12), name
+
+
+STREAMED = [
+    "q_measure",
+    "q_measure@5",
+    "ncu",
+    "ncu@5(stop=rank)",
+    "o_measure",
+    "p_measure@5",
+    "p_plus",
+    "err_ntcir@5",
+    "nerr_ntcir",
+    "nerr_ntcir@5",
+    "ndcg_orig@5",
+    "msndcg@5",
+]
+STREAM_LOG = _generated_log(9, 12).with_columns(
+    system=pl.when(pl.col("query").str.ends_with("1")).then(pl.lit("a")).otherwise(pl.lit("b"))
+)

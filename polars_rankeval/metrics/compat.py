@@ -66,7 +66,7 @@ def _decayed_harmonic(n: pl.Expr, p: float) -> pl.Expr:
     """``F(n) = Σ_{d=1}^{n} p^(d-1)/d`` (0 for ``n <= 0``), elementwise."""
 
     def table(values: pl.Series) -> pl.Series:
-        counts = values.cast(pl.Int64).to_numpy(allow_copy=True)
+        counts = values.cast(pl.Int64).fill_null(0).to_numpy()
         present = values.is_not_null().to_numpy()
         top = int(counts[present].max()) if present.any() else 0
         depth = np.arange(1, max(top, 0) + 1, dtype=np.float64)
@@ -114,6 +114,7 @@ def compat(*, p: float = 0.95, normalize: bool = True) -> Metric:
     name = named("compat", shown)
     ideal_key = "compat_ideal_rank"
     tail_key, both_key = f"{name}:tail", f"{name}:both"
+    term_key = "compat_tail" + named("", {"p": f"{persistence:g}"})
     run_key, rel_key = "compat_num_ret", "compat_num_ideal"
 
     def ideal_member(ctx: RankingContext) -> pl.Expr:
@@ -133,13 +134,19 @@ def compat(*, p: float = 0.95, normalize: bool = True) -> Metric:
         )
         return {ideal_key: (member, ctx.over(pl.when(member).then(key).rank("ordinal")))}
 
-    def partials(ctx: RankingContext) -> Partials:
-        run_rank = ctx.extra[ITEM_ASC_RANK].cast(pl.Int64)
+    def later_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
+        terms = item_ascending_later_rows(ctx)
+        run_rank = terms[ITEM_ASC_RANK].cast(pl.Int64)
         ideal_rank = ctx.extra[ideal_key].cast(pl.Int64)
         both = ctx.retrieved & ideal_member(ctx)
-        joined = pl.max_horizontal(run_rank, ideal_rank).filter(both)
+        joined = pl.when(both).then(pl.max_horizontal(run_rank, ideal_rank))
+        # F(max(r, i) - 1) per row: the table lookup is elementwise here, so it streams
+        return {**terms, term_key: _decayed_harmonic(joined - 1, persistence)}
+
+    def partials(ctx: RankingContext) -> Partials:
+        both = ctx.retrieved & ideal_member(ctx)
         return {
-            tail_key: _decayed_harmonic(joined - 1, persistence).sum(),
+            tail_key: ctx.extra[term_key].filter(both).sum(),
             both_key: both.sum().cast(pl.Float64),
             run_key: ctx.retrieved.sum().cast(pl.Int64),
             rel_key: ideal_member(ctx).sum().cast(pl.Int64),
@@ -162,7 +169,7 @@ def compat(*, p: float = 0.95, normalize: bool = True) -> Metric:
         partials,
         value,
         rows=item_ascending_rows,
-        later_rows=item_ascending_later_rows,
+        later_rows=later_rows,
         sparse_rows=sparse_rows,
         tie_bounds=(
             "its ideal ranking breaks ties between equal labels by the run's scores, so the "

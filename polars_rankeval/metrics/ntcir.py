@@ -463,9 +463,13 @@ def p_plus(k: int | None = None, *, beta: float = 1.0, gains: object = _DEFAULT_
     return _single("p_plus", k, beta, gains)
 
 
-def _err_rows(levels: _Levels, metric: str) -> tuple[str, Metric]:
-    """The run's ERR term per row: ``R_r / r · Π_{i<r} (1 − R_i)``, ``R = g / (gmax + 1)``."""
-    key = "ntcir_err_term" + named("", {"gains": _spelled(levels.gains)})
+def _err_rows(levels: _Levels, metric: str, *, ideal: bool) -> tuple[str, str, Metric]:
+    """Per-row ERR terms of the run, and with ``ideal`` of the ideal list.
+
+    The run's term is ``R_r / r · Π_{i<r} (1 − R_i)`` with ``R = g / (gmax + 1)``.
+    """
+    settings = named("", {"gains": _spelled(levels.gains)})
+    key, ideal_key = "ntcir_err_term" + settings, "ntcir_ideal_err_term" + settings
 
     def rows(ctx: RankingContext) -> dict[str, pl.Expr]:
         no_closed_form(ctx, metric)
@@ -473,9 +477,12 @@ def _err_rows(levels: _Levels, metric: str) -> tuple[str, Metric]:
         # R < 1 always (g <= gmax), so the logs are finite
         log_continue = (1.0 - stop).log()
         before = (ctx.running_sum(log_continue) - log_continue).exp()
-        return {key: stop * before / ctx.rank.cast(pl.Float64)}
+        terms = {key: stop * before / ctx.rank.cast(pl.Float64)}
+        if ideal:  # its count windows belong here: a window inside an aggregation won't stream
+            terms[ideal_key] = _ideal_err_term(ctx, levels)
+        return terms
 
-    return key, Metric("", lambda ctx: {}, lambda p: pl.lit(0.0), rows=rows)
+    return key, ideal_key, Metric("", lambda ctx: {}, lambda p: pl.lit(0.0), rows=rows)
 
 
 def _ideal_err_term(ctx: RankingContext, levels: _Levels) -> pl.Expr:
@@ -505,7 +512,7 @@ def _err_family(kind: str, k: int | None, gains: object) -> Metric:
     levels = _Levels(gains)
     base = at(kind, k)
     name = base + named("", {"gains": _spelled(levels.gains)} if levels.suffix else {})
-    key, carrier = _err_rows(levels, base)
+    key, ideal_term, carrier = _err_rows(levels, base, ideal=kind == "nerr_ntcir")
     run_key, ideal_key = f"{name}:run", f"{name}:ideal"
 
     def partials(ctx: RankingContext) -> Partials:
@@ -514,7 +521,7 @@ def _err_family(kind: str, k: int | None, gains: object) -> Metric:
             in_ideal = ctx.ideal_rank.is_not_null() & (levels.level(ctx) > 0)
             if k is not None:
                 in_ideal = in_ideal & (ctx.ideal_rank <= k).fill_null(value=False)
-            out[ideal_key] = _ideal_err_term(ctx, levels).filter(in_ideal).sum()
+            out[ideal_key] = ctx.extra[ideal_term].filter(in_ideal).sum()
         return {**out, **levels.max_label_partial(ctx)}
 
     def value(p: Lookup) -> pl.Expr:
