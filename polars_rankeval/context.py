@@ -537,10 +537,8 @@ def _bound_context(  # noqa: PLR0917 (internal; one call site)
     )
     order = own[prefix + "order"]
     counts = _sparse_ranks({**refs, "order": order})
-    renamed = {}
     for name in ("relevant_rank", "judged_rank", "labelled_rank"):
         sparse[prefix + name] = counts[name]
-        renamed[name] = pl.col(_PREFIX + prefix + name)
 
     def running_sum(expr: pl.Expr) -> pl.Expr:
         return expr.cum_sum().over(partition, order_by=order)
@@ -550,7 +548,9 @@ def _bound_context(  # noqa: PLR0917 (internal; one call site)
         rank=pl.when(ctx.retrieved).then(order),
         running_sum=running_sum,
         ties=mode,
-        **renamed,
+        relevant_rank=pl.col(_PREFIX + prefix + "relevant_rank"),
+        judged_rank=pl.col(_PREFIX + prefix + "judged_rank"),
+        labelled_rank=pl.col(_PREFIX + prefix + "labelled_rank"),
     )
     return lf, bound
 

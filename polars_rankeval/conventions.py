@@ -40,6 +40,10 @@ NegativeLabels = Literal["unjudged", "nonrelevant"]
 Unretrieved = Literal["count", "drop"]
 
 
+# The intent-aware (diversity) families, pyndeval's under ir_measures.
+_INTENT_AWARE: tuple[str, ...] = ("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "nrbp")
+_INTENT_AWARE += ("nnrbp", "map_ia", "p_ia", "strec")
+
 # Bookkeeping counts exist under every convention.
 _COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_q"})
 
@@ -227,10 +231,21 @@ CONVENTIONS: dict[str, Convention] = {
     "ir_measures": Convention(
         "ir_measures",
         families=frozenset({"p", "recall", "success", "hit_rate", "map", "mrr", "ndcg"})
-        | frozenset({"r_precision", "bpref", "infap", "judged", "err"}),
+        | frozenset({"r_precision", "bpref", "infap", "judged", "err"})
+        # pytrec_eval's set measures, interpolated precision and counts
+        | frozenset({"set_p", "set_relative_p", "set_recall", "set_f", "set_map"})
+        | frozenset({"iprec_at_recall"})
+        # cwl_eval, compat and accuracy providers
+        | frozenset({"rbp", "inst", "insq", "bpm", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11"})
+        | frozenset({"compat", "accuracy"})
+        | frozenset(_INTENT_AWARE),  # pyndeval
         metric_defaults={
             "mrr@k": {"tie_order": "item_asc"},
             "judged": {"denominator": "min_k_n", "tie_order": "item_asc", "count_negative": True},
+            # RBP goes to cwl_eval: persistence 0.8, binary relevance
+            "rbp": {"p": 0.8, "gain": "binary"},
+            # pyndeval ranks by (-score, docid): ties by item ascending
+            **dict.fromkeys(_INTENT_AWARE, {"tie_order": "item_asc"}),
         },
         settings={"missing_queries": "zero"},
         cutoff_only=frozenset({"err"}),

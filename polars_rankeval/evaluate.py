@@ -6,7 +6,7 @@ import os
 import shutil
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 import polars as pl
@@ -181,6 +181,21 @@ def per_query_plan(
     aggregation, no window), which :func:`polars_rankeval.ties.warn_if_ties_move_means` reads.
     """
     tables = tables or Tables(query=columns.query, item=columns.item)
+    levels = {
+        (metric.relevance_level or settings.relevance_level, metric.judged_only)
+        for _, metric in resolved
+    }
+    if levels != {(settings.relevance_level, False)}:
+        return _per_level_plans(
+            lf,
+            columns,
+            resolved,
+            settings,
+            source=source,
+            checked_in=checked_in,
+            tables=tables,
+            flag_ties=flag_ties,
+        )
     check_needs(((label, metric.needs) for label, metric in resolved), tables)
     lf = _prepared(lf, columns, settings)
     source = lf if source is None else _prepared(source, columns, settings)
@@ -241,6 +256,61 @@ def per_query_plan(
         *kept,
     )
     return frame.sort(columns.partition)
+
+
+def _per_level_plans(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    resolved: list[tuple[str, Metric]],
+    settings: Settings,
+    *,
+    source: pl.LazyFrame | None,
+    checked_in: CheckedIn,
+    tables: Tables,
+    flag_ties: bool,
+) -> pl.LazyFrame:
+    """Metrics with their own relevance level (``rel=``) or ``judged_only``: one plan each.
+
+    The evaluated lists do not depend on the level (they have judgments, and retrieved rows
+    unless ``missing_queries="zero"``), so every plan has the same rows. The hidden flags
+    (``empty_queries="drop"``, ties) come from the evaluation's own level, or the first.
+    """
+    groups: dict[tuple[int, bool], list[tuple[str, Metric]]] = {}
+    for label, metric in resolved:
+        key = (metric.relevance_level or settings.relevance_level, metric.judged_only)
+        plain = replace(metric, relevance_level=None, judged_only=False)
+        groups.setdefault(key, []).append((label, plain))
+    base = (settings.relevance_level, False)
+    first = base if base in groups else next(iter(groups))
+    order = [first, *(key for key in groups if key != first)]
+    plans = []
+    for index, (level, judged_only) in enumerate(order):
+        own = replace(settings, relevance_level=level)
+        if index:  # hidden flags once
+            own = replace(own, empty_queries="zero")
+        rows = lf
+        if judged_only:  # trec_eval -J: unjudged retrieved rows leave before ranking
+            grade = pl.col(columns.relevance)
+            judged = grade.is_not_null() & (grade >= 0)
+            rows = lf.filter(pl.col(columns.score).is_null() | judged)
+        plans.append(
+            per_query_plan(
+                rows,
+                columns,
+                groups[(level, judged_only)],
+                own,
+                source=source,
+                checked_in=checked_in,
+                tables=tables,
+                flag_ties=flag_ties and not index,
+            )
+        )
+    joined = plans[0]
+    for plan in plans[1:]:
+        joined = joined.join(plan, on=columns.partition, how="left", nulls_equal=True)
+    labels = [label for label, _ in resolved]
+    hidden = [name for name in plans[0].collect_schema().names() if name in (HAS_RELEVANT, TIED)]
+    return joined.select(*columns.partition, *labels, *hidden).sort(columns.partition)
 
 
 def finish_all(

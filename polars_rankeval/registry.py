@@ -17,9 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from polars_rankeval import metrics as m
+from polars_rankeval._columns import check_relevance_level
 from polars_rankeval.context import check_ties
 from polars_rankeval.conventions import CONVENTIONS, Convention
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
+from polars_rankeval.irm_names import is_ir_measures_name, translate
 from polars_rankeval.metrics._base import Metric, with_option
 
 _TREC = CONVENTIONS["trec_eval"]
@@ -32,9 +34,13 @@ class _Family:
 
     def options(self) -> list[str]:
         """Keyword options the builder accepts (besides the cutoff), plus ``ties``."""
+        own = self._own_options()
+        generic = [name for name in ("rel", "judged_only") if name not in own]
+        return [*own, "ties", *generic]
+
+    def _own_options(self) -> list[str]:
         parameters = inspect.signature(self.build).parameters.values()
-        own = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        return [*own, "ties"]
+        return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
 
     def _build(self, k: int | None, options: dict[str, Any]) -> Metric:
         if self.cutoff == "none":
@@ -59,13 +65,30 @@ class _Family:
             raise InvalidOptionError(msg)
         explicit = dict(options)
         ties = explicit.pop("ties", None)
+        # rel= of a family without its own: this metric's relevance level (ir_measures' rel)
+        level = None if "rel" in self._own_options() else explicit.pop("rel", None)
+        judged_only = explicit.pop("judged_only", False)
+        if not isinstance(judged_only, bool):
+            msg = f"option judged_only= of {label!r} must be True or False, got {judged_only!r}"
+            raise InvalidOptionError(msg)
         merged = {**(defaults or {}), **explicit}
         ties = merged.pop("ties", None) if ties is None else ties
         metric = self._build(k, merged)
         name = self._build(k, explicit).name if defaults else metric.name
         if "ties" in options:
             name = with_option(name, "ties", check_ties(ties))
-        return replace(metric, name=name, ties=None if ties is None else check_ties(ties))
+        if level is not None:
+            level = check_relevance_level(level)
+            name = with_option(name, "rel", level)
+        if judged_only:
+            name = with_option(name, "judged_only", True)
+        return replace(
+            metric,
+            name=name,
+            ties=None if ties is None else check_ties(ties),
+            relevance_level=level,
+            judged_only=judged_only,
+        )
 
 
 def _hit_rate(k: int, **options: Any) -> Metric:
@@ -527,6 +550,8 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
         msg = f"a metric must be a string such as 'ndcg@10' or a Metric object, got {text!r}"
         raise InvalidOptionError(msg)
     spec = text.strip()
+    if is_ir_measures_name(spec):  # nDCG(dcg='exp-log2')@10, AP(rel=2), INST(T=2) ...
+        return [(spec, metric) for _, metric in parse_metrics(translate(spec), convention)]
     if (parameterised := _parse_trec_parameterised(spec, convention)) is not None:
         return [(spec, parameterised)]
     match = _SPEC.match(spec.lower())

@@ -262,7 +262,7 @@ def test_rr_at_k_breaks_ties_by_doc_id_ascending():
 
 def test_preset_refuses_what_ir_measures_lacks():
     log = pl.DataFrame({"query": "q", "item": ["a"], "score": [1.0], "relevance": [1]})
-    for metric in ("dcg", "f1@5", "hits@5", "mar", "rbp", "spearman"):
+    for metric in ("dcg", "f1@5", "hits@5", "mar", "rbp_resid", "spearman"):
         with pytest.raises(rke.InvalidOptionError, match="'ir_measures' has no"):
             rke.evaluate(log, [metric], convention="ir_measures")
     with pytest.raises(rke.InvalidOptionError, match="only with a cutoff"):

@@ -102,6 +102,14 @@ class Metric:
         For ``level="system"``: combines the hidden per-query values (``value``, e.g. a list
         of top-k items or an (AUC, weight) struct) into one value per ``by`` group. The
         per-query values are never shown: ``per_query=True`` leaves the metric out.
+    relevance_level
+        This metric's own relevance level (ir_measures' ``AP(rel=2)``; ``map(rel=2)``),
+        overriding the evaluation's ``relevance_level``; None follows it. Metrics of another
+        level are evaluated in their own ranking pass, joined by query.
+    judged_only
+        Evaluate this metric on the judged rows only (trec_eval ``-J``, ir_measures'
+        ``judged_only=True``): retrieved rows without a judgment, or with a negative label,
+        are dropped before ranking, in a ranking pass of its own.
     tie_bounds
         None when ``ties="optimistic"``/``"pessimistic"`` are the metric's best and worst
         cases over the orders of tied scores; otherwise why they are not (the metric measures
@@ -132,6 +140,8 @@ class Metric:
     reduce: SystemReduce | None = None
     finish: Finish | None = None
     tie_bounds: str | None = None
+    relevance_level: int | None = None
+    judged_only: bool = False
 
     @property
     def higher_is_better(self) -> bool | None:
