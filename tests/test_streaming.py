@@ -76,6 +76,42 @@ METRICS = [
     "utility",
     "num_nonrel_judged_ret",
     "unj@5",
+    # C/W/L (cwl_eval through ir_measures)
+    "inst(max_rel=3)",
+    "insq(t=2,max_rel=3)",
+    "bpm@5(max_rel=3)",
+    "sdcg@5(max_rel=3)",
+    "nerr8@5(max_rel=3)",
+    "nerr9@5(max_rel=3)",
+    "nerr10(max_rel=3)",
+    "nerr11(max_rel=3,output=ei)",
+    # NTCIREVAL's graded family, Compat, Accuracy, NCG
+    "q_measure",
+    "ncu",
+    "o_measure",
+    "p_measure@5",
+    "p_plus",
+    "err_ntcir@5",
+    "nerr_ntcir@5",
+    "ndcg_orig@5",
+    "msndcg@5",
+    "compat",
+    "accuracy@5",
+    "ncg@5",
+]
+
+# Intent-aware (diversity) measures: they read each item's subtopic judgments
+# (test_intent_aware_streams).
+INTENT_AWARE = [
+    "alpha_ndcg@5",
+    "alpha_dcg@5",
+    "err_ia@5",
+    "nerr_ia@5",
+    "nrbp",
+    "nnrbp",
+    "map_ia",
+    "p_ia@5",
+    "strec@5",
 ]
 
 LOG = pl.DataFrame(
@@ -101,8 +137,14 @@ def _family(name: str) -> str:
             try:
                 metric = rke.parse_metric(f"{name}(level=0.5)")
             except rke.InvalidOptionError:  # unexpectedness needs its baseline
-                metric = rke.parse_metric(f"{name}@5(baseline=A)")
-    return metric.name.partition("@")[0]
+                try:
+                    metric = rke.parse_metric(f"{name}@5(baseline=A)")
+                except rke.InvalidOptionError:  # the C/W/L measures need max_rel
+                    try:
+                        metric = rke.parse_metric(f"{name}(max_rel=1)")
+                    except rke.InvalidOptionError:
+                        metric = rke.parse_metric(f"{name}@5(max_rel=1)")
+    return re.split(r"[@(]", metric.name)[0]
 
 
 # Metrics that read extra tables (train=, items=, catalog=), checked in
@@ -143,7 +185,7 @@ ITEMS = pl.DataFrame(
 
 
 def test_every_family_is_covered() -> None:
-    covered = {_family(metric) for metric in METRICS + BEYOND_ACCURACY}
+    covered = {_family(metric) for metric in METRICS + BEYOND_ACCURACY + INTENT_AWARE}
     assert {_family(name) for name in rke.known_metrics()} <= covered
 
 
@@ -168,6 +210,45 @@ def test_beyond_accuracy_streams(log_path: Path, per_query: bool) -> None:
     plan = one_pass(scan, metrics, by="system", per_query=per_query, **tables)
     assert isinstance(plan, pl.LazyFrame)
     eager = rke.evaluate(LOG, metrics, by="system", per_query=per_query, **tables)
+    assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
+
+
+# LOG with each item's subtopic judgments, as join_run_qrels gives them from diversity qrels.
+_JUDGMENTS = pl.List(pl.Struct({"subtopic": pl.String, "relevance": pl.Int64}))
+DIVERSITY_LOG = LOG.with_columns(
+    pl.Series(
+        "subtopics",
+        [
+            [{"subtopic": "1", "relevance": 1}],
+            [],
+            None,
+            [{"subtopic": "1", "relevance": 1}, {"subtopic": "2", "relevance": 2}],
+            [],
+            [{"subtopic": "2", "relevance": 1}],
+            None,
+            [{"subtopic": "1", "relevance": 1}],
+            [],
+            None,
+            [{"subtopic": "1", "relevance": 3}],
+            [{"subtopic": "2", "relevance": 1}],
+            [{"subtopic": "3", "relevance": 2}],
+        ],
+        dtype=_JUDGMENTS,
+    )
+)
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_intent_aware_streams(tmp_path: Path, per_query: bool) -> None:
+    """The ranking plan streams; the greedy ideal runs on its per-query rows."""
+    path = tmp_path / "diversity.parquet"
+    DIVERSITY_LOG.write_parquet(path)
+    scan = pl.scan_parquet(path)
+    ranking = one_pass(scan, INTENT_AWARE, by="system", per_query=True, _hidden=True)
+    assert isinstance(ranking, pl.LazyFrame)
+    assert_streams(ranking)
+    plan = one_pass(scan, INTENT_AWARE, by="system", per_query=per_query)
+    eager = rke.evaluate(DIVERSITY_LOG, INTENT_AWARE, by="system", per_query=per_query)
     assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
 
 
