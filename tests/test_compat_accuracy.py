@@ -180,16 +180,13 @@ def _generated_log(seed: int, n_queries: int = 40) -> pl.DataFrame:
 
 
 def _per_query_dicts(log: pl.DataFrame) -> dict[str, tuple[dict[str, int], dict[str, float]]]:
-    """Per query: qrels (retrieved rows in Compat's run order, then the rest) and the run in
-    trec_eval's order (score descending, item descending)."""
+    """Per query: qrels in docno order (a sorted qrels file: Compat breaks its ideal list's
+    ties by the qrels' order) and the run in trec_eval's order (score, item descending)."""
     out = {}
     for (query,), rows in log.group_by("query"):
         retrieved = rows.filter(pl.col("score").is_not_null())
-        compat_order = retrieved.sort(["score", "item"], descending=[True, False])
         trec_order = retrieved.sort(["score", "item"], descending=[True, True])
-        judged = pl.concat([compat_order, rows.filter(pl.col("score").is_null())]).filter(
-            pl.col("relevance").is_not_null()
-        )
+        judged = rows.filter(pl.col("relevance").is_not_null()).sort("item")
         qrels = dict(zip(judged["item"], judged["relevance"], strict=True))
         run = dict(zip(trec_order["item"], trec_order["score"], strict=True))
         out[str(query)] = (qrels, run)

@@ -8,9 +8,9 @@ rank-biased overlap of the run with an ideal ranking, to depth ``D = max(|run|, 
 ``A_d``/``B_d`` are the first ``d`` items of the run (every retrieved row, judged or not,
 score descending, ties by item **ascending** as ir_measures sorts) and of the ideal list (the
 rows labelled ``> 0``, retrieved or not, by label descending, then by run score with 0.0 for an
-unretrieved row). ir_measures keeps the qrels' file order among rows that tie on both; here a
-retrieved row goes before an unretrieved one of the same score and retrieved rows keep the
-run's order, which is the file order when the qrels list them as the run does.
+unretrieved row). ir_measures keeps the qrels' file order among rows that tie on both (an
+unretrieved row and one scored 0.0 tie); here they go by item ascending, which is that order
+for a qrels file sorted by document id, as TREC's are.
 ``normalize=True`` (default) divides by ``RBO(ideal, ideal)``; a list with no relevant row
 scores 0. ``relevance_level`` does not apply (ir_measures: label ``> 0``).
 
@@ -26,7 +26,8 @@ share of (relevant, non-relevant) pairs ranked relevant first:
 is ``>= rel`` (an unjudged row counts as label 0, as in ir_measures). ir_measures leaves out a
 list with no relevant row retrieved; one with no non-relevant row retrieved raises
 ``ZeroDivisionError`` there. Both have no pair to count: the value is null and the mean leaves
-them out.
+them out. A list with nothing retrieved (``missing_queries="zero"``) scores 0, ir_measures'
+default for a query without results.
 
 **NCG** (TREC Deep Learning's normalised cumulative gain): ``Σ_{r ≤ k} gain_r`` over the same
 sum for the ideal list of every judged row, cut at ``k``; linear gain by default.
@@ -123,13 +124,12 @@ def compat(*, p: float = 0.95, normalize: bool = True) -> Metric:
     def sparse_rows(ctx: RankingContext) -> dict[str, tuple[pl.Expr, pl.Expr]]:
         no_closed_form(ctx, "compat")
         member = ideal_member(ctx)
-        # label descending, then score (0.0 when unretrieved) descending, retrieved rows
-        # first, then item ascending: ranked ascending with the descending fields negated
-        # (+ 0.0 makes -0.0 and 0.0 one value, as Python's sort sees them)
+        # label descending, then score (0.0 when unretrieved) descending, then item
+        # ascending (a sorted qrels file's order): ranked ascending with the descending
+        # fields negated (+ 0.0 makes -0.0 and 0.0 one value, as Python's sort sees them)
         key = pl.struct(
             (-ctx.label).alias("label"),
             (-ctx.score.cast(pl.Float64).fill_null(0.0) + 0.0).alias("score"),
-            (~ctx.retrieved).alias("unretrieved"),
             ctx.item.alias("item") if ctx.item is not None else pl.lit(""),
         )
         return {ideal_key: (member, ctx.over(pl.when(member).then(key).rank("ordinal")))}
@@ -218,7 +218,9 @@ def accuracy(k: int | None = None, *, rel: int = 1) -> Metric:
         # Σ nonrel_above(i) = Σ rank_i − (1 + 2 + ... + R): the relevant rows above each
         above = lookup(ranks_key) - hits * (hits + 1.0) / 2.0
         pairs = nonrelevant * hits
-        return pl.when(pairs > 0).then(1.0 - above / pairs)
+        # a list with nothing retrieved (missing_queries="zero") scores 0, ir_measures'
+        # default for a query without results
+        return pl.when(pairs > 0).then(1.0 - above / pairs).when(lookup(seen_key) == 0).then(0.0)
 
     return Metric(name, partials, value)
 
