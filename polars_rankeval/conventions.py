@@ -35,6 +35,7 @@ ConventionName = Literal[
     "recbole",
     "replay",
     "torchrec",
+    "gdeval",
 ]
 NegativeLabels = Literal["unjudged", "nonrelevant"]
 Unretrieved = Literal["count", "drop"]
@@ -251,6 +252,17 @@ CONVENTIONS: dict[str, Convention] = {
         cutoff_only=frozenset({"err"}),
     ),
 }
+
+
+CONVENTIONS["gdeval"] = Convention(
+    # gdeval.pl (TREC Web track 2010-2014; ir_measures' ERR@k and nDCG(dcg='exp-log2')@k):
+    # exponential gain over log2(rank + 1), ERR's stop probability (2^g - 1) / 2^4 with the
+    # maximum grade fixed at 4, both at a cutoff; ties by document id descending (trec_eval's)
+    "gdeval",
+    families=frozenset({"ndcg", "err"}),
+    metric_defaults={"ndcg": {"gain": "exp"}, "err": {"max_grade": 4}},
+    cutoff_only=frozenset({"ndcg", "err"}),
+)
 
 
 def get_convention(name: object) -> Convention:

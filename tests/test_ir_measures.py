@@ -436,3 +436,21 @@ def test_options_under_expected_ties():
     rr = ["mrr@2", "mrr@2(tie_order=item_asc)"]
     assert rke.evaluate(relevant, rr).row(0) == (0.5, 1.0)
     assert rke.evaluate(relevant, rr, ties="expected").row(0) == (0.75, 0.75)
+
+
+def test_gdeval_preset_reproduces_gdeval():
+    """convention="gdeval": plain ndcg@k and err@k are gdeval.pl's (test_gdeval.py values)."""
+    log = _log(QRELS_JUDGED, RUN)
+    out = rke.evaluate(log, ["err@20", "err@2", "ndcg@20", "ndcg@2"], per_query=True,
+                       convention="gdeval")  # fmt: skip
+    values = {row.pop("query"): row for row in out.iter_rows(named=True)}
+    assert values["0"] == pytest.approx(
+        {"err@20": 0.10175, "err@2": 0.03125, "ndcg@20": 0.6201, "ndcg@2": 0.17377}, abs=5e-6
+    )
+    assert values["1"] == pytest.approx(
+        {"err@20": 0.09375, "err@2": 0.09375, "ndcg@20": 0.35099, "ndcg@2": 0.38685}, abs=5e-6
+    )
+    with pytest.raises(rke.InvalidOptionError, match="only with a cutoff"):
+        rke.evaluate(log, ["ndcg"], convention="gdeval")
+    with pytest.raises(rke.InvalidOptionError, match="'gdeval' has no"):
+        rke.evaluate(log, ["map"], convention="gdeval")
