@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
 import polars_rankeval as rke
+from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.registry import parse_metric
 
@@ -375,3 +377,18 @@ def test_no_tie_warning_when_off_small_lazy_or_tie_free() -> None:
 def test_tie_warning_option_is_checked() -> None:
     with pytest.raises(InvalidOptionError, match="tie_warning="):
         rke.evaluate(_two_systems(), ["p@10"], tie_warning=-1)
+
+
+def test_cli_tie_report(tmp_path: Path) -> None:
+    log = _two_systems()
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    out = tmp_path / "ties.csv"
+    code = cli_main([str(path), "--by", "system", "-m", "p@10,map", "--tie-report", "-o", str(out)])
+    assert code == 0
+    printed = pl.read_csv(out)
+    expected = rke.tie_report(log, ["p@10", "map"], by="system")
+    assert printed.select("system", "metric").rows() == expected.select("system", "metric").rows()
+    assert printed["range"].to_list() == pytest.approx(expected["range"].to_list(), abs=1e-12)
+    assert cli_main([str(path), "--tie-report", "-f", "trec"]) == 2
+    assert cli_main([str(path), "--tie-report", "--ties", "expected"]) == 2

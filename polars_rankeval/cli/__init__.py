@@ -50,11 +50,12 @@ from polars_rankeval.cli._errors import (
     _one_line,
     _warnings_as_lines,
 )
-from polars_rankeval.cli._evaluation import Result, _evaluate
+from polars_rankeval.cli._evaluation import Result, _evaluate, _metric_plan
 from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
-from polars_rankeval.cli._output import _ndeval, _render, _write
+from polars_rankeval.cli._output import _ndeval, _render, _text_table, _write
 from polars_rankeval.errors import RankEvalError
 from polars_rankeval.io import read_trec_run
+from polars_rankeval.ties import tie_report
 
 __all__ = [
     "COMPARE_FORMATS",
@@ -105,6 +106,9 @@ def _run(argv: Sequence[str] | None) -> None:
             args.default_metrics = "official"
         else:
             args.default_metrics = DEFAULT_METRICS
+        if args.tie_report:
+            _write(_tie_report(args, data, by, fmt), args.output)
+            return
         if fmt == "ndeval":
             args.per_query = True  # ndeval prints every topic, then the mean
         result = _evaluate(args, data, by)
@@ -113,6 +117,37 @@ def _run(argv: Sequence[str] | None) -> None:
         _write(_ndeval(result, runid, queries), args.output)
         return
     _write(_render(result, fmt), args.output)
+
+
+def _tie_report(
+    args: argparse.Namespace, data: pl.LazyFrame, by: list[str], fmt: Format
+) -> str | pl.DataFrame:
+    """``--tie-report``: rke.tie_report in the chosen format (not trec's or ndeval's)."""
+    if fmt in ("trec", "ndeval"):
+        msg = f"--tie-report prints a table: use --format table, csv, json or parquet, not {fmt}"
+        raise CliError(msg)
+    if args.ties:
+        msg = "--tie-report evaluates every tie mode itself: leave out --ties"
+        raise CliError(msg)
+    specs, _ = _metric_plan(args)
+    names = {role: getattr(args, role) or role for role in _COLUMN_ROLES}
+    report = tie_report(
+        data,
+        [spec for spec in specs if isinstance(spec, str)],
+        by=by or None,
+        per_query=args.per_query,
+        relevance_level=args.relevance_level,
+        convention=args.convention,
+        missing_queries="zero" if args.complete else None,
+        **names,
+    )
+    if fmt == "csv":
+        return report.write_csv()
+    if fmt == "json":
+        return report.write_json() + "\n"
+    if fmt == "parquet":
+        return report
+    return _text_table(report)
 
 
 def _ndeval_run(args: argparse.Namespace, data: pl.LazyFrame) -> tuple[str, list[object]]:

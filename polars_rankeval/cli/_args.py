@@ -87,7 +87,11 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         "(trec_eval -N)",
     )
     parser.add_argument(
-        "--ties", choices=["trec", "expected"], default=None, help="tie handling (default trec)"
+        "--ties",
+        choices=["trec", "expected", "optimistic", "pessimistic"],
+        default=None,
+        help="tie handling (default trec): expected = the mean over all orders of tied "
+        "scores; optimistic/pessimistic = the best/worst order",
     )
     parser.add_argument(
         "--convention",
@@ -172,6 +176,13 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--qrels", help="TREC qrels file; PATH is then a TREC run file")
+    parser.add_argument(
+        "--tie-report",
+        action="store_true",
+        help="instead of the metrics, how much ties can move each one: the trec value, the "
+        "expectation, the best and worst tie orders, their range, and the share of the top-k "
+        "positions in tie groups (rke.tie_report)",
+    )
     parser.add_argument(
         "--subtopics",
         action="store_true",

@@ -226,10 +226,7 @@ def no_closed_form(ctx: RankingContext, metric: str) -> None:
 
 
 # Why judged@k, unj@k and rbp_resid refuse ties="optimistic"/"pessimistic".
-JUDGMENT_COVERAGE = (
-    "it measures how much of the ranking is judged, not how good it is, so an order of the "
-    "ties that is best for the system is not its best case"
-)
+JUDGMENT_COVERAGE = "it measures how much of the ranking is judged, not how good it is"
 
 
 def check_tie_bound(label: str, metric: Metric, mode: str) -> None:
