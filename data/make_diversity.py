@@ -49,8 +49,7 @@ def main() -> None:
         }
         ranked = sorted(docs, key=lambda d: (-scores[d], d))[:DEPTH]
         adhoc.extend(
-            f"{topic} Q0 {doc} {rank} {scores[doc]:.2f} adhoc"
-            for rank, doc in enumerate(ranked, 1)
+            f"{topic} Q0 {doc} {rank} {scores[doc]:.2f} adhoc" for rank, doc in enumerate(ranked, 1)
         )
         # greedy re-ranking: the score, plus a bonus for each intent not covered yet
         covered: dict[int, int] = {}

@@ -246,7 +246,7 @@ CONVENTIONS: dict[str, Convention] = {
             # RBP goes to cwl_eval: persistence 0.8, binary relevance
             "rbp": {"p": 0.8, "gain": "binary"},
             # pyndeval ranks by (-score, docid): ties by item ascending
-            **dict.fromkeys(_INTENT_AWARE, {"tie_order": "item_asc"}),
+            **{family: {"tie_order": "item_asc"} for family in _INTENT_AWARE},
         },
         settings={"missing_queries": "zero"},
         cutoff_only=frozenset({"err"}),

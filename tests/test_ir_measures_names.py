@@ -102,9 +102,15 @@ def _compare(log: pl.DataFrame, qrels: dict, run: dict, names: list[str]) -> int
     if shutil.which("perl") is None:  # gdeval.pl: tested where perl is
         names = [n for n in names if not n.startswith("ERR@") and "exp-log2" not in n]
     theirs: dict[tuple[str, str], float] = {}
-    # one process per gains measure: pytrec_eval's state leaks between evaluators
-    plain = [name for name in names if "gains" not in name]
-    for group in [plain, *([name] for name in names if "gains" in name)]:
+
+    # pytrec_eval's state leaks between evaluators of one process (a judged_only evaluator
+    # made another's NumRet count judged documents only, in hash-randomised order): every
+    # measure with gains, judged_only or its own rel runs in a process of its own
+    def alone(name: str) -> bool:
+        return any(part in name for part in ("gains", "judged_only", "rel=", "relative"))
+
+    plain = [name for name in names if not alone(name)]
+    for group in [plain, *([name] for name in names if alone(name))]:
         theirs.update(_theirs(group, qrels, run))
     ours = rke.evaluate(log, names, per_query=True, convention="ir_measures")
     assert [c for c in ours.columns if c != "query"] == names  # named as ir_measures prints

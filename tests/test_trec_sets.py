@@ -446,7 +446,7 @@ def test_namespace_methods() -> None:
         assert alone.item() == together[name].item(), method
 
 
-@pytest.mark.parametrize("convention", ["ranx", "ir_measures", "torchmetrics"])
+@pytest.mark.parametrize("convention", ["ranx", "gdeval", "torchmetrics"])
 def test_presets_without_the_measures_refuse_them(convention: str) -> None:
     log = pl.DataFrame({"query": "q", "item": ["a"], "score": [1.0], "relevance": [1]})
     with pytest.raises(InvalidOptionError):
