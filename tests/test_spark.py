@@ -371,3 +371,53 @@ def test_empty_queries_drop_on_spark(log, log_sdf):
 def test_a_missing_table_is_named_on_the_driver(log_sdf):
     with pytest.raises(rke.InvalidOptionError, match="needs the train table"):
         rke_spark.evaluate(log_sdf, ["novelty@5"], by="system")
+
+
+# Issue 18's families: C/W/L, NTCIR, Compat/Accuracy/NCG, per-metric rel= and judged_only=,
+# tie bounds, and the intent-aware measures (subtopic judgments as a list-of-struct column).
+IR_METRICS = [
+    "inst(t=2,max_rel=3)",
+    "bpm@5(max_rel=3)",
+    "q_measure",
+    "nerr_ntcir@5",
+    "compat",
+    "accuracy@5",
+    "ncg@5",
+    "map(rel=2)",
+    "p@5(judged_only=True)",
+    "ndcg@5(ties=optimistic)",
+    "ndcg@5(ties=pessimistic)",
+]
+INTENT_AWARE_METRICS = ["alpha_ndcg@5", "err_ia@10", "nnrbp", "map_ia", "strec@5"]
+
+
+def _with_subtopics(log: pl.DataFrame) -> pl.DataFrame:
+    rng = np.random.default_rng(3)
+    judgments = [
+        None
+        if label is None
+        else [
+            {"subtopic": str(s), "relevance": int(label)}
+            for s in range(1, 4)
+            if label > 0 and rng.random() < 0.5
+        ]
+        for label in log["relevance"].to_list()
+    ]
+    dtype = pl.List(pl.Struct({"subtopic": pl.String, "relevance": pl.Int64}))
+    return log.with_columns(pl.Series("subtopics", judgments, dtype=dtype))
+
+
+def test_ir_families_equal_local(spark, log, log_sdf) -> None:
+    got = to_polars(rke_spark.evaluate(log_sdf, IR_METRICS, by="system", per_query=True))
+    want = rke.evaluate(log, IR_METRICS, by="system", per_query=True)
+    assert_same(got, want, ["system", "query"])
+    means = to_polars(rke_spark.evaluate(log_sdf, IR_METRICS, by="system"))
+    assert_same(means, rke.evaluate(log, IR_METRICS, by="system"), ["system"])
+
+
+def test_intent_aware_equal_local(spark, log) -> None:
+    diverse = _with_subtopics(log)
+    sdf = to_spark(spark, diverse)
+    got = to_polars(rke_spark.evaluate(sdf, INTENT_AWARE_METRICS, by="system", per_query=True))
+    want = rke.evaluate(diverse, INTENT_AWARE_METRICS, by="system", per_query=True)
+    assert_same(got, want, ["system", "query"])
