@@ -166,6 +166,13 @@ def metric_expr(
             f"rke.evaluate(frame, [{label!r}], by=<your group columns>) instead"
         )
         raise InvalidOptionError(msg)
+    if any(row_input.table == "subtopics" for row_input in chosen.inputs):
+        msg = (
+            f"{label!r} reads each item's subtopic judgments (a 'subtopics' column), which an "
+            "expression's columns do not carry; use "
+            f"rke.evaluate(frame, [{label!r}], by=<your group columns>) instead"
+        )
+        raise InvalidOptionError(msg)
     roles: dict[str, object] = {"relevance": relevance, "score": score, "item": item}
     if query is not None:
         roles["query"] = query
