@@ -135,7 +135,8 @@ def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evalua
         shown = "; ".join(found[:6]) + (f"; and {len(found) - 6} more" if len(found) > 6 else "")
         warnings.warn(
             f"tied scores: the order of tied rows can move {shown} (best minus worst tie "
-            f"order, above tie_warning={limit:g}); rke.tie_report(...) shows the range, and "
+            f"order, above tie_warning={limit:g}); rke.tie_report(...) (rank-eval --tie-report) "
+            "shows the range, and "
             "ties='expected' gives the mean over all orders",
             TieWarning,
             stacklevel=stacklevel,

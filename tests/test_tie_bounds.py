@@ -392,3 +392,28 @@ def test_cli_tie_report(tmp_path: Path) -> None:
     assert printed["range"].to_list() == pytest.approx(expected["range"].to_list(), abs=1e-12)
     assert cli_main([str(path), "--tie-report", "-f", "trec"]) == 2
     assert cli_main([str(path), "--tie-report", "--ties", "expected"]) == 2
+
+
+@pytest.mark.filterwarnings("default::polars_rankeval.errors.TieWarning")
+def test_cli_warns_about_ties_in_a_trec_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run.txt"
+    qrels = tmp_path / "qrels.txt"
+    log = _two_systems().filter(pl.col("system") == "coarse")
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} 0 {s} tag\n"
+            for q, d, s in log.select("query", "item", "score").iter_rows()
+        )
+    )
+    qrels.write_text(
+        "".join(
+            f"{q} 0 {d} {r}\n" for q, d, r in log.select("query", "item", "relevance").iter_rows()
+        )
+    )
+    assert cli_main([str(run), "--qrels", str(qrels), "-m", "p@10,ndcg@10"]) == 0
+    warned = capsys.readouterr().err
+    assert "tied scores" in warned and "p@10 by up to" in warned and "--tie-report" in warned
+    assert cli_main([str(run), "--qrels", str(qrels), "-m", "p@10", "--tie-warning", "0"]) == 0
+    assert "tied scores" not in capsys.readouterr().err

@@ -177,6 +177,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--qrels", help="TREC qrels file; PATH is then a TREC run file")
     parser.add_argument(
+        "--tie-warning",
+        type=_non_negative_float,
+        default=0.01,
+        help="warn when the order of tied scores can move a mean by more than this "
+        "(default 0.01; 0 turns it off)",
+    )
+    parser.add_argument(
         "--tie-report",
         action="store_true",
         help="instead of the metrics, how much ties can move each one: the trec value, the "
@@ -388,6 +395,17 @@ def _alpha(text: str) -> float:
         value = math.nan
     if not 0 < value < 1:  # NaN fails too
         msg = f"must be a number between 0 and 1 (exclusive), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < math.inf:  # NaN fails too
+        msg = f"must be a number >= 0, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 

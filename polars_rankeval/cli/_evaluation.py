@@ -19,6 +19,7 @@ from polars_rankeval.cli._constants import _COLUMN_ROLES
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.errors import EmptyEvaluationWarning
 from polars_rankeval.evaluate import (
+    TIED,
     drop_empty_queries,
     evaluate,
     finish_all,
@@ -37,6 +38,7 @@ from polars_rankeval.registry import (
     trec_measure_of,
 )
 from polars_rankeval.tables import Tables, make_tables
+from polars_rankeval.ties import tie_sensitive, warn_if_ties_move_means
 from polars_rankeval.validation import warn_if_empty
 
 _DIGITS = 9  # relstring: labels above 9 have no digit of their own
@@ -116,6 +118,7 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
     tables = _tables(args, data, names, by)
     per_query = finish_all(per_query.lazy(), resolved, [*by, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)
+    _warn_about_ties(args, data, per_query, resolved, names, by, tables)
     means = summary(per_query.lazy(), resolved, by, tables).collect()
     if args.per_query:  # per-system metrics have no per-query rows (a warning says so)
         per_query = per_query_only(per_query, resolved)
@@ -131,6 +134,48 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
         printed,
         _runid(args, per_query, names["query"]) if "runid" in printed else "",
         _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
+    )
+
+
+def _warn_about_ties(  # noqa: PLR0917 (the command's state, passed through)
+    args: argparse.Namespace,
+    data: pl.LazyFrame,
+    per_query: pl.DataFrame,
+    resolved: list[tuple[str, Metric]],
+    names: dict[str, Any],
+    by: list[str],
+    tables: Tables,
+) -> None:
+    """Evaluate's TieWarning for the command (``--tie-warning``, default 0.01; off: 0)."""
+    limit = args.tie_warning
+    if not limit:
+        return
+    _, settings = settings_for(
+        args.convention,
+        {
+            "relevance_level": args.relevance_level,
+            "ties": args.ties,
+            "missing_queries": "zero" if args.complete else None,
+            "duplicates": args.duplicates,
+            "nan_scores": args.nan_scores,
+            "empty_queries": args.empty_queries,
+        },
+    )
+    if not tie_sensitive(resolved, settings):
+        return
+    columns = make_columns(**names, by=by or None)
+    score = pl.col(columns.score)
+    # a list has ties when its retrieved scores are not all distinct (-0.0 and 0.0 tie)
+    tied = (
+        data.filter(score.is_not_null())
+        .group_by(columns.partition)
+        .agg(((score + 0.0).n_unique() < pl.len()).alias(TIED))
+        .collect()
+    )
+    flagged = per_query.join(tied, on=columns.partition, how="left", nulls_equal=True)
+    flagged = flagged.with_columns(pl.col(TIED).fill_null(value=False))
+    warn_if_ties_move_means(
+        data, flagged, resolved, settings, columns, tables, limit=limit, stacklevel=2
     )
 
 
