@@ -149,7 +149,18 @@ def main() -> None:
     parser.add_argument("--sets", default="diversity,cwl")
     parser.add_argument("--peer", action="store_true", help="also run ir_measures")
     parser.add_argument("--python", default=sys.executable, help="the peer's interpreter")
+    parser.add_argument("--make-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.make_only:
+        make(args.queries, args.depth)
+        return
+    # The data are written by a child process: on Linux a process's peak RSS (ru_maxrss) is
+    # inherited across fork and exec, so the timed children must not descend from a big one.
+    subprocess.run(
+        [sys.executable, __file__, "--make-only", "--queries", str(args.queries),
+         "--depth", str(args.depth)],
+        check=True,
+    )  # fmt: skip
     run_path, qrels_path = make(args.queries, args.depth)
     print(
         f"{args.queries * args.depth:,} run rows; {platform.processor() or platform.machine()}, "

@@ -360,6 +360,8 @@ def _add_subtopics(lf: pl.LazyFrame, tables: Tables) -> pl.LazyFrame:
             f"(integer relevance), as rke.join_run_qrels builds it, got {dtype}"
         )
         raise ColumnTypeError(msg)
+    if dtype == _SUBTOPIC_DTYPE:  # as join_run_qrels builds it: nothing to convert
+        return lf.with_columns(pl.col(SUBTOPICS_COLUMN).alias(SUBTOPIC_JUDGMENTS))
     judgments = pl.col(SUBTOPICS_COLUMN).list.eval(
         pl.struct(
             pl.element().struct.field("subtopic").cast(pl.String).alias("subtopic"),

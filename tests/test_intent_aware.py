@@ -320,5 +320,5 @@ def test_ndeval_csv_of_the_readme_example(ndeval_program: Path, tmp_path: Path) 
 
 def test_expression_path_points_to_evaluate() -> None:
     log = _diversity_log([("1", "1", "a", 1)], [("1", "a", 1.0)])
-    with pytest.raises(rke.InvalidOptionError, match="rke.evaluate"):
+    with pytest.raises(rke.InvalidOptionError, match=r"rke\.evaluate"):
         log.group_by("query").agg(pl.col("relevance").rank_eval.metric("alpha_ndcg@5"))

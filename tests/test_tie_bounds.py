@@ -414,6 +414,8 @@ def test_cli_warns_about_ties_in_a_trec_run(
     )
     assert cli_main([str(run), "--qrels", str(qrels), "-m", "p@10,ndcg@10"]) == 0
     warned = capsys.readouterr().err
-    assert "tied scores" in warned and "p@10 by up to" in warned and "--tie-report" in warned
+    assert "tied scores" in warned
+    assert "p@10 by up to" in warned
+    assert "--tie-report" in warned
     assert cli_main([str(run), "--qrels", str(qrels), "-m", "p@10", "--tie-warning", "0"]) == 0
     assert "tied scores" not in capsys.readouterr().err

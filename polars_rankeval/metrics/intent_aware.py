@@ -34,9 +34,12 @@ and computes every value from the per-rank gains.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from polars_rankeval._options import check_choice
@@ -79,31 +82,38 @@ def _level(value: object) -> int:
     return value
 
 
-def _judged_items(ctx: RankingContext, item_asc: bool, rel: int) -> pl.Expr:
-    """Hidden per-list value: {rank, item, subtopics} of the items with a counted judgment.
+def _judged_items(ctx: RankingContext, item_asc: bool) -> pl.Expr:
+    """Hidden per-list value: {rank, item, subtopic judgments} of the items that have any.
 
-    Unretrieved items are kept (null rank): the greedy ideal ranks every judged item.
-    ``unique().implode()`` stays on the streaming engine (items are unique within a list).
+    Unretrieved items are kept (null rank): the greedy ideal ranks every judged item. The
+    level ``rel`` is applied when the value is exploded. ``filter(...).unique().implode()``
+    over a struct of plain columns stays on the streaming engine (items are unique within a
+    list); a list operation before the filter would run on every row of the log.
     """
     assert ctx.item is not None
-    judgments = pl.col(SUBTOPIC_JUDGMENTS).list.eval(
-        pl.element().filter(pl.element().struct.field("relevance") >= rel).struct.field("subtopic")
-    )
+    has = pl.col(SUBTOPIC_JUDGMENTS).list.len().fill_null(0) > 0
     rank = ctx.extra[ITEM_ASC_RANK] if item_asc else ctx.rank
     row = pl.struct(
-        rank.cast(pl.Int64).alias(_RANK), ctx.item.alias(_ITEM), judgments.alias(_SUBTOPIC)
+        rank.cast(pl.Int64).alias(_RANK),
+        ctx.item.alias(_ITEM),
+        pl.col(SUBTOPIC_JUDGMENTS).alias(_SUBTOPIC),
     )
-    return row.filter(judgments.list.len().fill_null(0) > 0).unique().implode()
+    return row.filter(has).unique().implode()
 
 
-def _exploded(frame: pl.DataFrame, partition: list[str], column: str) -> pl.DataFrame:
-    """One row per (list, item, subtopic) of the hidden values."""
-    return (
+def _exploded(frame: pl.DataFrame, partition: list[str], column: str, rel: int) -> pl.DataFrame:
+    """One row per (list, item, subtopic) of the hidden values, for judgments ``>= rel``."""
+    judgments = (
         frame.select(*partition, pl.col(column).alias("__rke_rows"))
         .explode("__rke_rows")
         .drop_nulls("__rke_rows")
         .unnest("__rke_rows")
         .explode(_SUBTOPIC)
+        .drop_nulls(_SUBTOPIC)
+    )
+    counted = pl.col(_SUBTOPIC).struct.field("relevance") >= rel
+    return judgments.filter(counted).with_columns(
+        pl.col(_SUBTOPIC).struct.field("subtopic").alias(_SUBTOPIC)
     )
 
 
@@ -119,6 +129,10 @@ def _run_gains(rows: pl.DataFrame, partition: list[str], alpha: float) -> pl.Dat
     )
 
 
+# Cells (lists x items x subtopics) of one block of the greedy ideal's dense arrays.
+_BLOCK_CELLS = 4_000_000
+
+
 def _greedy_ideal(
     rows: pl.DataFrame, partition: list[str], alpha: float, depth: int | None
 ) -> pl.DataFrame:
@@ -126,42 +140,104 @@ def _greedy_ideal(
 
     At each position, every list picks its unpicked judged item with the largest current gain
     ``Σ_s (1 − α)^picked_s`` (ties to the larger item id, byte order); the picked item's
-    subtopics then count once more. All lists step together, one position per round.
+    subtopics then count once more. Lists of similar size step together in dense numpy blocks
+    (lists × items × subtopics, items ordered by id descending so that the first maximum is the
+    larger id); a subtopic's weight is multiplied by ``1 − α`` at each pick, and an item's gain
+    summed over its subtopics in order, as ndeval does.
     """
-    keys = [*partition, _ITEM]
-    left = rows.select(*partition, _ITEM, _SUBTOPIC)
-    seen = left.select(*partition, _SUBTOPIC).unique().with_columns(pl.lit(0).alias("__rke_k"))
-    picked: list[pl.DataFrame] = []
-    position = 0
-    while left.height and (depth is None or position < depth):
-        position += 1
-        current = left.join(seen, on=[*partition, _SUBTOPIC], how="left", nulls_equal=True)
-        gains = current.group_by(keys).agg(
-            pl.lit(1.0 - alpha).pow(pl.col("__rke_k").cast(pl.Float64)).sum().alias(_GAIN)
-        )
-        best = (
-            gains.sort([_GAIN, _ITEM], descending=True)
-            .group_by(partition, maintain_order=True)
-            .first()
-        )
-        picked.append(best.select(*partition, pl.lit(position).alias(_POSITION), _GAIN))
-        chosen = best.select(keys)
-        counted = left.join(chosen, on=keys, how="semi", nulls_equal=True)
-        bump = counted.group_by([*partition, _SUBTOPIC]).len("__rke_add")
-        seen = (
-            seen.join(bump, on=[*partition, _SUBTOPIC], how="left", nulls_equal=True)
-            .with_columns((pl.col("__rke_k") + pl.col("__rke_add").fill_null(0)).alias("__rke_k"))
-            .drop("__rke_add")
-        )
-        left = left.join(chosen, on=keys, how="anti", nulls_equal=True)
     schema: dict[str, pl.DataType] = {
         **{name: rows.schema[name] for name in partition},
         _POSITION: pl.Int64(),
         _GAIN: pl.Float64(),
     }
-    if not picked:
+    if rows.is_empty():
         return pl.DataFrame(schema=schema)
-    return pl.concat(picked).cast(pl.Schema(schema))
+    indexed = rows.select(
+        pl.struct(partition).rank("dense").cast(pl.Int64).alias("__rke_q") - 1,
+        pl.col(_ITEM).rank("dense", descending=True).over(partition).cast(pl.Int64) - 1,
+        pl.col(_SUBTOPIC).rank("dense").over(partition).cast(pl.Int64).alias("__rke_s") - 1,
+    )
+    sizes = (
+        indexed.group_by("__rke_q")
+        .agg(pl.col(_ITEM).max() + 1, pl.col("__rke_s").max().alias("__rke_n_s") + 1)
+        .sort(_ITEM, "__rke_q")
+    )
+    lists = rows.select(partition).unique(maintain_order=False)
+    lists = lists.with_columns(
+        pl.struct(partition).rank("dense").cast(pl.Int64).alias("__rke_q") - 1
+    )
+    query_ids = sizes["__rke_q"].to_numpy()
+    n_items = sizes[_ITEM].to_numpy()
+    n_subtopics = sizes["__rke_n_s"].to_numpy()
+    # each judgment's list in the size order, sorted: a block's judgments are one slice
+    order = np.empty(len(query_ids), dtype=np.int64)
+    order[query_ids] = np.arange(len(query_ids))
+    cells_list = order[indexed["__rke_q"].to_numpy()]
+    sorting = np.argsort(cells_list, kind="stable")
+    cells_list = cells_list[sorting]
+    cells_item = indexed[_ITEM].to_numpy()[sorting]
+    cells_subtopic = indexed["__rke_s"].to_numpy()[sorting]
+    out_q: list[np.ndarray] = []
+    out_pos: list[np.ndarray] = []
+    out_gain: list[np.ndarray] = []
+    start = 0
+    while start < len(query_ids):
+        width, height = int(n_items[start]), int(n_subtopics[start:].max())
+        stop = start + 1
+        while stop < len(query_ids):  # sizes ascend: grow the block while it stays small
+            width = int(n_items[stop])
+            if (stop - start + 1) * width * height > _BLOCK_CELLS:
+                break
+            stop += 1
+        block = query_ids[start:stop]
+        width = int(n_items[start:stop].max())
+        judged = np.zeros((len(block), width, height), dtype=bool)
+        first, last = np.searchsorted(cells_list, [start, stop])
+        judged[
+            cells_list[first:last] - start, cells_item[first:last], cells_subtopic[first:last]
+        ] = True
+        lengths = n_items[start:stop]
+        q, pos, gain = _greedy_block(judged, lengths, alpha, depth)
+        out_q.append(block[q])
+        out_pos.append(pos)
+        out_gain.append(gain)
+        start = stop
+    picked = pl.DataFrame(
+        {
+            "__rke_q": np.concatenate(out_q),
+            _POSITION: np.concatenate(out_pos),
+            _GAIN: np.concatenate(out_gain),
+        }
+    )
+    joined = picked.join(lists, on="__rke_q", how="left").select(*partition, _POSITION, _GAIN)
+    return joined.cast(pl.Schema(schema))
+
+
+def _greedy_block(
+    judged: np.ndarray, lengths: np.ndarray, alpha: float, depth: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The greedy ideal of a block: (list index, position, gain) of every pick."""
+    lists, width, height = judged.shape
+    weight = np.ones((lists, height))
+    taken = np.zeros((lists, width), dtype=bool)
+    taken |= np.arange(width)[None, :] >= lengths[:, None]  # padding is never picked
+    steps = width if depth is None else min(width, depth)
+    every = np.arange(lists)
+    out_q, out_pos, out_gain = [], [], []
+    for step in range(steps):
+        gain = np.zeros((lists, width))
+        for subtopic in range(height):  # summed in subtopic order, as ndeval
+            gain += np.where(judged[:, :, subtopic], weight[:, None, subtopic], 0.0)
+        gain[taken] = -1.0
+        best = gain.argmax(axis=1)  # the first maximum: the larger item id
+        live = step < lengths
+        out_q.append(every[live])
+        out_pos.append(np.full(int(live.sum()), step + 1, dtype=np.int64))
+        out_gain.append(gain[every, best][live])
+        taken[every, best] = True
+        hit = judged[every, best, :] & live[:, None]
+        weight = np.where(hit, weight * (1.0 - alpha), weight)
+    return np.concatenate(out_q), np.concatenate(out_pos), np.concatenate(out_gain)
 
 
 def _dcg_discount(rank: pl.Expr) -> pl.Expr:
@@ -289,7 +365,78 @@ def _map_ia(rows: pl.DataFrame, per_list: pl.DataFrame, partition: list[str]) ->
     )
 
 
-def _finish(kind: Kind, k: int | None, alpha: float, beta: float) -> object:
+# ndeval's deepest cutoff: a greedy ideal is built at least this deep, so @5, @10 and @20
+# share one.
+_IDEAL_DEPTH = 20
+
+
+@dataclass
+class _Shared:
+    """What the intent-aware metrics of one evaluation share: built once per hidden value.
+
+    Every such metric of one ranking pass has the same hidden value (the judged items of each
+    list), finished one metric at a time; the exploded rows, the run's gains per ``α`` and the
+    greedy ideal per ``α`` are computed for the first and reused by the rest.
+    """
+
+    rows: pl.DataFrame
+    per_list: pl.DataFrame
+    keys: list[str]
+    gains: dict[float, pl.DataFrame] = field(default_factory=dict)
+    ideals: dict[float, tuple[int | None, pl.DataFrame]] = field(default_factory=dict)
+
+    def run_gains(self, alpha: float) -> pl.DataFrame:
+        if alpha not in self.gains:
+            self.gains[alpha] = _run_gains(self.rows, self.keys, alpha)
+        return self.gains[alpha]
+
+    def ideal(self, alpha: float, depth: int | None) -> pl.DataFrame:
+        """The greedy ideal to ``depth`` (None: all): a prefix of a deeper one, if built."""
+        built = self.ideals.get(alpha)
+        covers = built is not None and (
+            built[0] is None or (depth is not None and depth <= built[0])
+        )
+        if built is None or not covers:
+            wanted = None if depth is None else max(depth, _IDEAL_DEPTH)
+            built = (wanted, _greedy_ideal(self.rows, self.keys, alpha, wanted))
+            self.ideals[alpha] = built
+        ideal = built[1]
+        return ideal if depth is None else ideal.filter(pl.col(_POSITION) <= depth)
+
+
+# The last few hidden values' shared work, by a fingerprint of their content (a finishing step
+# sees only its own column, so the metrics of one evaluation find each other here).
+_SHARED: OrderedDict[tuple[object, ...], _Shared] = OrderedDict()
+_SHARED_KEPT = 4
+
+
+def _shared_for(hidden: pl.DataFrame, keys: list[str], column: str, rel: int) -> _Shared:
+    data = hidden.select(*keys, pl.col(column).alias("__rke_hidden"))
+    schema = tuple((name, str(dtype)) for name, dtype in data.schema.items())
+    fingerprint = (tuple(keys), rel, data.height, int(data.hash_rows(seed=18).sum()), schema)
+    found = _SHARED.get(fingerprint)
+    if found is not None:
+        _SHARED.move_to_end(fingerprint)
+        return found
+    rows = _exploded(hidden, keys, column, rel)
+    per_list = (
+        hidden.select(keys)
+        .join(
+            rows.group_by(keys).agg(pl.col(_SUBTOPIC).n_unique().alias("__rke_S")),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+        )
+        .with_columns(pl.col("__rke_S").fill_null(0))
+    )
+    shared = _Shared(rows, per_list, keys)
+    _SHARED[fingerprint] = shared
+    while len(_SHARED) > _SHARED_KEPT:
+        _SHARED.popitem(last=False)
+    return shared
+
+
+def _finish(kind: Kind, k: int | None, alpha: float, beta: float, rel: int) -> object:
     def finish(
         frame: pl.LazyFrame, partition: Sequence[str], column: str, tables: Tables
     ) -> pl.LazyFrame:
@@ -297,27 +444,18 @@ def _finish(kind: Kind, k: int | None, alpha: float, beta: float) -> object:
 
         def compute() -> pl.DataFrame:
             hidden = frame.collect()
-            rows = _exploded(hidden, keys, column)
-            per_list = (
-                hidden.select(keys)
-                .join(
-                    rows.group_by(keys).agg(pl.col(_SUBTOPIC).n_unique().alias("__rke_S")),
-                    on=keys,
-                    how="left",
-                    nulls_equal=True,
-                )
-                .with_columns(pl.col("__rke_S").fill_null(0))
-            )
+            shared = _shared_for(hidden, keys, column, rel)
+            rows, per_list = shared.rows, shared.per_list
             if kind == "strec":
                 assert k is not None
                 done = _covered(rows, per_list, keys, k)
             elif kind == "map_ia":
                 done = _map_ia(rows, per_list, keys)
             else:
-                run = _run_gains(rows, keys, alpha)
+                run = shared.run_gains(alpha)
                 ideal = None
                 if kind in _IDEAL_KINDS:
-                    ideal = _greedy_ideal(rows, keys, alpha, None if kind == "nnrbp" else k)
+                    ideal = shared.ideal(alpha, None if kind == "nnrbp" else k)
                 done = _values(kind, k, alpha, beta, run, ideal, per_list, keys)
             return done.rename({"__rke_value": column})
 
@@ -376,13 +514,13 @@ def intent_aware(
     if order != "item_desc":
         shown["tie_order"] = order
     name = named(at(kind, k), shown)
-    # the hidden value depends on the order and the level only: metrics share it
-    key = named("ia_items", {"rel": rel, "tie_order": order})
+    # the hidden value depends on the order only: metrics share it
+    key = named("ia_items", {"tie_order": order})
     item_asc = order == "item_asc"
 
     def partials(ctx: RankingContext) -> Partials:
         no_closed_form(ctx, kind)
-        return {key: _judged_items(ctx, item_asc, rel)}
+        return {key: _judged_items(ctx, item_asc)}
 
     return Metric(
         name,
@@ -391,7 +529,7 @@ def intent_aware(
         inputs=(SUBTOPIC_INPUT,),
         rows=lambda ctx: item_ascending_rows(ctx) if item_asc else {},
         later_rows=lambda ctx: item_ascending_later_rows(ctx) if item_asc else {},
-        finish=_finish(kind, k, alpha, beta),  # type: ignore[arg-type]
+        finish=_finish(kind, k, alpha, beta, rel),  # type: ignore[arg-type]
         tie_bounds=(
             "the best order of tied items depends on the subtopics they cover, not on their "
             "labels, so ordering higher labels first is no bound"
