@@ -164,6 +164,7 @@ def _warn_about_ties(  # noqa: PLR0917 (the command's state, passed through)
     if not tie_sensitive(resolved, settings):
         return
     columns = make_columns(**names, by=by or None)
+    data, _ = maybe_from_lists(data, columns)  # per-user lists: the long format evaluate read
     score = pl.col(columns.score)
     # a list has ties when its retrieved scores are not all distinct (-0.0 and 0.0 tie)
     tied = (
