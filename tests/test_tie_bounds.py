@@ -419,3 +419,20 @@ def test_cli_warns_about_ties_in_a_trec_run(
     assert "--tie-report" in warned
     assert cli_main([str(run), "--qrels", str(qrels), "-m", "p@10", "--tie-warning", "0"]) == 0
     assert "tied scores" not in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("error::polars_rankeval.TieWarning")
+def test_tie_flag_ignores_unretrieved_rows_and_sees_signed_zeros() -> None:
+    """Two unretrieved (null-score) rows are no tie; -0.0 and 0.0 are one."""
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 5,
+            "item": ["a", "b", "c", "d", "e"],
+            "score": [3.0, 2.0, 1.0, None, None],
+            "relevance": [0, 1, 0, 1, 1],
+        }
+    )
+    rke.evaluate(log, ["p@2", "map"])  # no warning
+    zeros = log.with_columns(pl.Series("score", [3.0, -0.0, 0.0, None, None]))
+    with pytest.warns(rke.TieWarning, match="p@2"):
+        rke.evaluate(zeros, ["p@2"])
