@@ -10,7 +10,6 @@ run ir_measures' ``compat`` and ``accuracy`` providers per query on generated lo
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from pathlib import Path
@@ -25,6 +24,7 @@ import polars_rankeval as rke
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.registry import parse_metric
 from tests.test_streaming import assert_streams
+from tests.tie_orders import all_orders
 
 
 def _trec(text: str, fields: list[str]) -> pl.DataFrame:
@@ -273,29 +273,6 @@ def test_ncg_brute_force(seed: int) -> None:
         assert row["ncg@10(gain=exp)"] == pytest.approx(expected, abs=1e-12)
 
 
-def _all_orders(log: pl.DataFrame) -> pl.DataFrame:
-    """Every order of every tie group, as lists ``query|n`` with distinct scores."""
-    out = []
-    for (query,), rows in log.group_by("query", maintain_order=True):
-        retrieved = rows.filter(pl.col("score").is_not_null())
-        rest = rows.filter(pl.col("score").is_null())
-        groups = [
-            group["item"].to_list()
-            for _, group in retrieved.sort("score", descending=True).group_by(
-                "score", maintain_order=True
-            )
-        ]
-        for n, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
-            order = [item for group in combo for item in group]
-            scores = {item: float(len(order) - i) for i, item in enumerate(order)}
-            key = pl.lit(f"{query}|{n}").alias("query")
-            ranked = retrieved.with_columns(
-                pl.col("item").replace_strict(scores, return_dtype=pl.Float64).alias("score"), key
-            )
-            out.append(pl.concat([ranked, rest.with_columns(key)]))
-    return pl.concat(out)
-
-
 def _small_tied_log(seed: int) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
@@ -311,7 +288,7 @@ def _small_tied_log(seed: int) -> pl.DataFrame:
 def test_ties_against_every_order(seed: int) -> None:
     """ncg: expected = mean over tie orders; ncg and accuracy: bounds = max / min over them."""
     log = _small_tied_log(seed)
-    every = rke.evaluate(_all_orders(log), [*NCG, "accuracy", "accuracy(rel=2)"], per_query=True)
+    every = rke.evaluate(all_orders(log), [*NCG, "accuracy", "accuracy(rel=2)"], per_query=True)
     every = every.with_columns(pl.col("query").str.split("|").list.first())
     mean = every.group_by("query").agg(pl.col(NCG).mean()).sort("query")
     expected = rke.evaluate(log, NCG, per_query=True, ties="expected").sort("query")

@@ -10,7 +10,6 @@ pyNTCIREVAL. The live tests run pyNTCIREVAL's metric classes per query on the sa
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import polars_rankeval as rke
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.registry import parse_metric
 from tests.test_streaming import assert_streams
+from tests.tie_orders import all_orders
 
 # sample.rel: dummy01-03 L3, dummy04-06 L2, dummy07-10 L1, dummy11 L0; sample.res ranks
 # dummy11, dummy01, dummy12 (unjudged), dummy04.
@@ -321,29 +321,6 @@ def test_unbounded_measures_refuse_tie_bounds() -> None:
             rke.evaluate(_sample_log(), [name], ties="optimistic")
 
 
-def _all_orders(log: pl.DataFrame) -> pl.DataFrame:
-    """Every order of every tie group, as lists ``query|n`` with distinct scores."""
-    out = []
-    for (query,), rows in log.group_by("query", maintain_order=True):
-        retrieved = rows.filter(pl.col("score").is_not_null())
-        rest = rows.filter(pl.col("score").is_null())
-        groups = [
-            group["item"].to_list()
-            for _, group in retrieved.sort("score", descending=True).group_by(
-                "score", maintain_order=True
-            )
-        ]
-        for n, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
-            order = [item for group in combo for item in group]
-            scores = {item: float(len(order) - i) for i, item in enumerate(order)}
-            key = pl.lit(f"{query}|{n}").alias("query")
-            ranked = retrieved.with_columns(
-                pl.col("item").replace_strict(scores, return_dtype=pl.Float64).alias("score"), key
-            )
-            out.append(pl.concat([ranked, rest.with_columns(key)]))
-    return pl.concat(out)
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_tie_bounds_equal_brute_force(seed: int) -> None:
     """ties="optimistic"/"pessimistic" are the best and worst value over every tie order."""
@@ -357,7 +334,7 @@ def test_tie_bounds_equal_brute_force(seed: int) -> None:
         rows.append((f"q{q}", "unret", None, 2))
     log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
     names = [name for name in NAMES if not _unbounded(name)]
-    every = rke.evaluate(_all_orders(log), names, per_query=True).with_columns(
+    every = rke.evaluate(all_orders(log), names, per_query=True).with_columns(
         pl.col("query").str.split("|").list.first()
     )
     bounds = every.group_by("query").agg(

@@ -10,7 +10,6 @@ of a lower-is-better one). The published example is tie-aware-retrieval-metrics'
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import polars_rankeval as rke
 from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.registry import parse_metric
+from tests.tie_orders import all_orders
 
 # Every label-reading per-query metric whose value can depend on the order of tied rows.
 BOUNDED = [
@@ -85,35 +85,10 @@ def _tied_log(seed: int, n_queries: int = 6) -> pl.DataFrame:
     )
 
 
-def _all_orders(log: pl.DataFrame) -> pl.DataFrame:
-    """Every tie order of every list, as lists ``query|n`` with distinct scores."""
-    out = []
-    for (query,), rows in log.group_by("query", maintain_order=True):
-        retrieved = rows.filter(pl.col("score").is_not_null())
-        rest = rows.filter(pl.col("score").is_null())
-        groups = [
-            g["item"].to_list()
-            for _, g in retrieved.sort("score", descending=True).group_by(
-                "score", maintain_order=True
-            )
-        ]
-        for n, combo in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
-            order = [item for group in combo for item in group]
-            scores = {item: float(len(order) - i) for i, item in enumerate(order)}
-            ranked = retrieved.with_columns(
-                pl.col("item").replace_strict(scores, return_dtype=pl.Float64).alias("score"),
-                pl.lit(f"{query}|{n}").alias("query"),
-            )
-            out.append(
-                pl.concat([ranked, rest.with_columns(pl.lit(f"{query}|{n}").alias("query"))])
-            )
-    return pl.concat(out)
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bounds_equal_brute_force_over_tie_orders(seed: int) -> None:
     log = _tied_log(seed)
-    orders = _all_orders(log)
+    orders = all_orders(log)
     every = rke.evaluate(orders, BOUNDED, per_query=True).with_columns(
         pl.col("query").str.split("|").list.first()
     )
