@@ -69,6 +69,10 @@ class TieWarning(UserWarning):
     """The order of tied scores can move a reported mean by more than ``tie_warning``."""
 
 
+class SubtopicWarning(UserWarning):
+    """Diversity qrels in which no query has more than one subtopic."""
+
+
 class EmptyQueriesWarning(UserWarning):
     """``empty_queries="drop"`` left out queries (users) that have nothing relevant."""
 

@@ -17,6 +17,7 @@ from polars_rankeval.errors import (
     InvalidOptionError,
     QueryCoverageWarning,
     ResourceError,
+    SubtopicWarning,
     TrecFormatError,
 )
 
@@ -311,15 +312,50 @@ def read_trec_qrels(path: str | Path, *, subtopics: bool = False) -> pl.LazyFram
         ],
     )
     if subtopics:
-        return fields.select(
+        judged = fields.select(
             _field(0).alias("query"),
             _field(1).alias(SUBTOPIC),
             _field(2).alias("item"),
             label.alias("relevance"),
-        ).lazy()
+        )
+        _warn_single_subtopic(judged, path)
+        return judged.lazy()
+    # Diversity qrels read as plain ones would judge an item once per subtopic: say so at the
+    # line, rather than let evaluate refuse the repeated (query, item) rows without the reason.
+    repeat = (pl.len().over(_field(0), _field(2)) > 1) & (
+        _field(1).n_unique().over(_field(0), _field(2)) > 1
+    )
+    _first_bad(
+        fields.with_columns(repeat.alias("__rke_repeat")),  # a window: computed over every line
+        path,
+        [
+            (
+                pl.col("__rke_repeat"),
+                pl.format(
+                    "query {} judges item {} under several values of the second column: "
+                    "diversity qrels 'topic subtopic docno judgment'? read them with "
+                    "read_trec_qrels(path, subtopics=True) (command line: --subtopics)",
+                    _field(0),
+                    _field(2),
+                ),
+            )
+        ],
+    )
     return fields.select(
         _field(0).alias("query"), _field(2).alias("item"), label.alias("relevance")
     ).lazy()
+
+
+def _warn_single_subtopic(judged: pl.DataFrame, path: str | Path) -> None:
+    """ir_measures' check: diversity qrels where no query has two subtopics are suspect."""
+    most = judged.group_by("query").agg(pl.col(SUBTOPIC).n_unique())[SUBTOPIC].max()
+    if most is not None and int(most) <= 1:  # type: ignore[arg-type]
+        warnings.warn(
+            f"{path}: every query has a single subtopic, so the intent-aware metrics equal "
+            "their plain forms; are these diversity qrels ('topic subtopic docno judgment')?",
+            SubtopicWarning,
+            stacklevel=3,
+        )
 
 
 def _key_dtypes(

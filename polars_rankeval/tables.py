@@ -344,7 +344,8 @@ def _add_subtopics(lf: pl.LazyFrame, tables: Tables) -> pl.LazyFrame:
             "the intent-aware (diversity) metrics read each item's subtopic judgments from a "
             f"{SUBTOPICS_COLUMN!r} column, which the log does not have: build the log with "
             "rke.join_run_qrels(run, rke.read_trec_qrels(path, subtopics=True)) (diversity qrels "
-            "'topic subtopic docno judgment'); see docs/pages/guides/beyond-trec-eval.md"
+            "'topic subtopic docno judgment'; command line: --subtopics); see "
+            "docs/pages/guides/beyond-trec-eval.md"
         )
         raise ColumnNotFoundError(msg)
     dtype = schema[SUBTOPICS_COLUMN]

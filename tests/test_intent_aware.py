@@ -322,3 +322,27 @@ def test_expression_path_points_to_evaluate() -> None:
     log = _diversity_log([("1", "1", "a", 1)], [("1", "a", 1.0)])
     with pytest.raises(rke.InvalidOptionError, match=r"rke\.evaluate"):
         log.group_by("query").agg(pl.col("relevance").rank_eval.metric("alpha_ndcg@5"))
+
+
+def test_diversity_qrels_read_as_plain_ones_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("1 1 a 1\n1 2 a 0\n1 1 b 1\n")
+    with pytest.raises(rke.TrecFormatError, match=r"qrels.txt:1: .*subtopics=True"):
+        rke.read_trec_qrels(path)
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 2.0 tag\n1 Q0 b 2 1.0 tag\n")
+    from polars_rankeval.cli import main
+
+    assert main([str(run), "--qrels", str(path)]) == 2
+    assert main([str(run), "--qrels", str(path), "--subtopics", "-m", "alpha_ndcg@5"]) == 0
+    # the same pair twice under one value is left to evaluate's duplicate rule
+    same = tmp_path / "same.txt"
+    same.write_text("1 0 a 1\n1 0 a 1\n")
+    assert rke.read_trec_qrels(same).collect().height == 2
+
+
+def test_single_subtopic_qrels_warn(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    with pytest.warns(rke.SubtopicWarning, match="single subtopic"):
+        rke.read_trec_qrels(path, subtopics=True)

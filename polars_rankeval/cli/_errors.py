@@ -16,6 +16,8 @@ from polars_rankeval.errors import (
     EmptyQueriesWarning,
     PerSystemMetricWarning,
     QueryCoverageWarning,
+    SubtopicWarning,
+    TieWarning,
 )
 
 EXIT_ERROR = 2
@@ -44,6 +46,8 @@ def _warnings_as_lines() -> Iterator[None]:
         warnings.simplefilter("default", QueryCoverageWarning)
         warnings.simplefilter("default", EmptyQueriesWarning)
         warnings.simplefilter("default", PerSystemMetricWarning)
+        warnings.simplefilter("default", TieWarning)
+        warnings.simplefilter("default", SubtopicWarning)
         shown = warnings.showwarning
 
         # warnings.showwarning's signature: six positional parameters
