@@ -210,7 +210,8 @@ def tie_report(
     its best case (``optimistic``) and worst case (``pessimistic``); ``range`` is the distance
     between the last two and ``tied_share`` the share of the metric's top-k positions (all
     retrieved positions without a cutoff) that sit in a group of tied scores. ``note`` says
-    why a metric has no bounds (it measures the judgments, or is per system).
+    why a value is missing: no closed form for the expectation, or no bounds (the metric
+    measures the judgments, reads no label, or is per system).
 
     Parameters
     ----------
@@ -270,13 +271,16 @@ def tie_report(
     plan: list[tuple[str, dict[str, str | None], str | None, str]] = []
     shares: dict[int | None, Metric] = {}
     for label, metric in resolved:
-        note = bound_refusal(label, metric)
+        refusal = bound_refusal(label, metric)
+        notes = [] if refusal is None else [f"no bounds: {refusal}"]
         modes: dict[str, str | None] = dict.fromkeys(MODES)
         if metric.level == "query":
             wanted = ["trec"]
             if _has_expectation(label, metric, plain):
                 wanted.append("expected")
-            if note is None:
+            else:
+                notes.insert(0, "no closed form for the expectation")
+            if refusal is None:
                 wanted += ["optimistic", "pessimistic"]
             for mode in wanted:
                 built = _in_bound(metric, mode)
@@ -284,7 +288,7 @@ def tie_report(
                 modes[mode] = built.name
         k = _cutoff(label)
         share = shares.setdefault(k, tied_share(k))
-        plan.append((label, modes, note, share.name))
+        plan.append((label, modes, "; ".join(notes) or None, share.name))
     objects.extend(shares.values())
     evaluated = evaluate(data, objects, by=by, per_query=per_query, tie_warning=None, **keywords)
     result: pl.DataFrame = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
