@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from polars_rankeval import metrics, plot  # plot imports Altair only when drawing
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
-from polars_rankeval.compare import bootstrap, compare, compare_per_query
+from polars_rankeval.compare import (
+    bootstrap,
+    compare,
+    compare_per_query,
+    discriminative_power,
+    queries_needed,
+)
 from polars_rankeval.errors import (
     BootstrapBiasWarning,
     ColumnNotFoundError,
@@ -61,6 +67,7 @@ __all__ = [
     "bootstrap",
     "compare",
     "compare_per_query",
+    "discriminative_power",
     "evaluate",
     "from_lists",
     "join_run_qrels",
@@ -69,6 +76,7 @@ __all__ = [
     "metrics",
     "parse_metric",
     "plot",
+    "queries_needed",
     "read_trec_qrels",
     "read_trec_run",
     "report",

@@ -76,6 +76,8 @@ from polars_rankeval.compare._pairing import (
     prepare,
     resolve_baseline,
 )
+from polars_rankeval.compare._power import discriminative_power as discriminative_power
+from polars_rankeval.compare._power import queries_needed as queries_needed
 from polars_rankeval.compare._stats import (
     _bootstrap,
     _effect_size,
