@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from polars_rankeval import metrics, plot  # plot imports Altair only when drawing
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
+from polars_rankeval.agreement import RankCorrelation, label_agreement, rank_correlation
 from polars_rankeval.compare import (
     bootstrap,
     compare,
@@ -56,6 +57,7 @@ __all__ = [
     "Metric",
     "PerSystemMetricWarning",
     "QueryCoverageWarning",
+    "RankCorrelation",
     "RankEvalError",
     "Report",
     "ResourceError",
@@ -72,11 +74,13 @@ __all__ = [
     "from_lists",
     "join_run_qrels",
     "known_metrics",
+    "label_agreement",
     "metric_expr",
     "metrics",
     "parse_metric",
     "plot",
     "queries_needed",
+    "rank_correlation",
     "read_trec_qrels",
     "read_trec_run",
     "report",

@@ -1,0 +1,736 @@
+"""Meta-evaluation: do two leaderboards rank systems alike, do two judges label items alike.
+
+* :func:`rank_correlation`: the correlation between two system rankings (two metrics, two sets
+  of qrels, a human and an LLM judge), from :func:`~polars_rankeval.evaluate` or
+  :func:`~polars_rankeval.compare` outputs: Kendall's τ-b, Yilmaz, Aslam & Robertson's τ_AP
+  (SIGIR 2008; Urbano & Marrero's τ_AP,a for ties in the evaluated ranking, ICTIR 2017), the
+  symmetric tie-aware τ_AP,b (Urbano & Marrero; TREC AutoJudge's ``tauap_b``), Spearman and
+  Pearson, with the system pairs the two rankings order differently.
+* :func:`label_agreement`: two judges' labels of the same items (two qrels), per query and
+  overall: Cohen's κ (unweighted, linear and quadratic weights), Krippendorff's α (nominal and
+  ordinal), the Jaccard index of the relevant sets, and the items only one side judged.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    ColumnValueError,
+    DuplicateItemError,
+    InvalidOptionError,
+)
+from polars_rankeval.meaning import LowerIsBetter, meanings
+
+Method = Literal["kendall", "tau_ap", "tau_ap_b", "spearman", "pearson"]
+Missing = Literal["error", "drop"]
+
+METHODS: tuple[Method, ...] = ("kendall", "tau_ap", "tau_ap_b", "spearman", "pearson")
+_SEPARATOR = " / "  # several ``by`` columns name a system by their values joined (as compare)
+# compare()'s output, by the columns rank_correlation reads from it.
+_COMPARE_COLUMNS = frozenset({"metric", "baseline", "system", "higher_is_better"})
+
+
+def _scipy_stats() -> Any:
+    try:
+        from scipy import stats  # type: ignore[import-untyped]  # the stats extra
+    except ImportError as error:
+        msg = (
+            "rank_correlation() needs scipy for Kendall, Spearman and Pearson: "
+            'pip install "polars-rankeval[stats]"'
+        )
+        raise ImportError(msg) from error
+    return stats
+
+
+# ---------------------------------------------------------------------------------------------
+# Rank correlation
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankCorrelation:
+    """The correlation between two system rankings.
+
+    Attributes
+    ----------
+    method
+        ``"kendall"``, ``"tau_ap"``, ``"tau_ap_b"``, ``"spearman"`` or ``"pearson"``.
+    coefficient
+        The correlation, in [−1, 1] (NaN when a ranking is constant).
+    n_systems
+        The systems compared (after ``top=`` and ``missing="drop"``).
+    metric_a, metric_b
+        The columns read from the first and the second table.
+    p_value
+        scipy's two-sided p-value for Kendall, Spearman and Pearson; None for τ_AP.
+    concordant, discordant
+        System pairs both rankings order alike / the other way round.
+    tied_a, tied_b
+        Pairs tied in the first / the second ranking (a pair tied in both counts in each).
+    swapped
+        The discordant pairs: ``system_1`` is ahead of ``system_2`` in the first ranking and
+        behind it in the second; ``a_1``, ``a_2``, ``b_1``, ``b_2`` are their metric values.
+    systems
+        One row per system: ``system``, ``a``, ``b`` (the values), ``rank_a``, ``rank_b``
+        (1 = best, ties share the lowest rank).
+    """
+
+    method: str
+    coefficient: float
+    n_systems: int
+    metric_a: str
+    metric_b: str
+    p_value: float | None
+    concordant: int
+    discordant: int
+    tied_a: int
+    tied_b: int
+    swapped: pl.DataFrame
+    systems: pl.DataFrame
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row: the method, the metrics, the coefficient, the counts and the p-value."""
+        return pl.DataFrame(
+            {
+                "method": [self.method],
+                "metric_a": [self.metric_a],
+                "metric_b": [self.metric_b],
+                "coefficient": [self.coefficient],
+                "p_value": [self.p_value],
+                "n_systems": [self.n_systems],
+                "concordant": [self.concordant],
+                "discordant": [self.discordant],
+                "tied_a": [self.tied_a],
+                "tied_b": [self.tied_b],
+            },
+            schema_overrides={"p_value": pl.Float64},
+        )
+
+    def __repr__(self) -> str:
+        """Short: the coefficient, the systems and the swapped pairs."""
+        return (
+            f"RankCorrelation(method={self.method!r}, coefficient={self.coefficient:.6g}, "
+            f"n_systems={self.n_systems}, discordant={self.discordant}, "
+            f"metrics=({self.metric_a!r}, {self.metric_b!r}))"
+        )
+
+
+def _collect(frame: Any, name: str) -> pl.DataFrame:
+    if isinstance(frame, pl.LazyFrame):
+        return frame.collect()
+    if isinstance(frame, pl.DataFrame):
+        return frame
+    msg = f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}"
+    raise ColumnTypeError(msg)
+
+
+def _is_compare_output(frame: pl.DataFrame) -> bool:
+    return set(frame.columns) >= _COMPARE_COLUMNS
+
+
+def _compare_values(frame: pl.DataFrame, metric: str | None, name: str) -> pl.DataFrame:
+    """compare()'s pairs as one row per system: ``system``, the metric, and its direction."""
+    metrics = frame["metric"].unique(maintain_order=True).to_list()
+    if metric is None:
+        if len(metrics) != 1:
+            msg = f"{name} (a compare() output) holds metrics {metrics}: choose one with metric="
+            raise InvalidOptionError(msg)
+        metric = str(metrics[0])
+    if metric not in metrics:
+        msg = f"metric {metric!r} is not in {name} (a compare() output); its metrics: {metrics}"
+        raise ColumnNotFoundError(msg)
+    rows = frame.filter(pl.col("metric") == metric)
+    # The value evaluate() reports for each system (all its queries); older outputs: the mean.
+    side = "overall" if "system_overall" in frame.columns else "mean"
+    parts = [
+        rows.select(
+            pl.col(role).cast(pl.String).alias("system"),
+            pl.col(f"{role}_{side}").cast(pl.Float64).alias(metric),
+        )
+        for role in ("baseline", "system")
+    ]
+    values = pl.concat(parts).unique("system", keep="first", maintain_order=True)
+    higher = rows["higher_is_better"].drop_nulls().unique().to_list()
+    if len(higher) != 1:
+        msg = f"{name}: metric {metric!r} has no direction (higher_is_better is null)"
+        raise ColumnValueError(msg)
+    return values.with_columns(pl.lit(bool(higher[0])).alias("_higher"))
+
+
+def _declared_for(lower_is_better: LowerIsBetter, metric: str) -> LowerIsBetter:
+    """The part of ``lower_is_better`` about ``metric`` (it may name the other table's)."""
+    if lower_is_better is None:
+        return None
+    if isinstance(lower_is_better, str):
+        return [metric] if lower_is_better == metric else None
+    if isinstance(lower_is_better, Mapping):
+        return {metric: lower_is_better[metric]} if metric in lower_is_better else None
+    return [metric] if metric in list(lower_is_better) else None
+
+
+def _evaluate_values(
+    frame: pl.DataFrame,
+    by: list[str],
+    metric: str | None,
+    name: str,
+    lower_is_better: LowerIsBetter,
+) -> pl.DataFrame:
+    missing = [column for column in by if column not in frame.columns]
+    if missing:
+        msg = f"{name} has no column {missing} named by by=; its columns: {frame.columns}"
+        raise ColumnNotFoundError(msg)
+    candidates = [
+        column
+        for column, dtype in frame.schema.items()
+        if column not in by and dtype.is_numeric() and dtype != pl.Boolean
+    ]
+    if metric is None:
+        if len(candidates) != 1:
+            msg = f"{name} has metric columns {candidates}: choose one with metric="
+            raise InvalidOptionError(msg)
+        metric = candidates[0]
+    if metric not in frame.columns:
+        msg = f"metric {metric!r} is not a column of {name}; its metric columns: {candidates}"
+        raise ColumnNotFoundError(msg)
+    if metric not in candidates:
+        msg = f"metric {metric!r} of {name} must be numeric, got {frame.schema[metric]}"
+        raise ColumnTypeError(msg)
+    label = (
+        pl.col(by[0]).cast(pl.String)
+        if len(by) == 1
+        else pl.concat_str([pl.col(c).cast(pl.String) for c in by], separator=_SEPARATOR)
+    )
+    values = frame.select(label.alias("system"), pl.col(metric).cast(pl.Float64))
+    repeated = values.filter(pl.col("system").is_duplicated())["system"].unique().sort()
+    if len(repeated):
+        msg = (
+            f"{name} has several rows for systems {repeated.head(5).to_list()}: pass one row "
+            "per system (evaluate(..., by=...) without per_query=True)"
+        )
+        raise DuplicateItemError(msg)
+    meaning = meanings([metric], lower_is_better=_declared_for(lower_is_better, metric))[metric]
+    if meaning.higher_is_better is None:
+        msg = f"metric {metric!r} has no direction (a count): it does not rank systems"
+        raise InvalidOptionError(msg)
+    return values.with_columns(pl.lit(meaning.higher_is_better).alias("_higher"))
+
+
+def _values(
+    frame: pl.DataFrame,
+    by: list[str],
+    metric: str | None,
+    name: str,
+    lower_is_better: LowerIsBetter,
+) -> tuple[pl.DataFrame, str]:
+    """``system``, the oriented value ``_good`` (higher is better) and the value; the metric."""
+    if _is_compare_output(frame):
+        values = _compare_values(frame, metric, name)
+    else:
+        values = _evaluate_values(frame, by, metric, name, lower_is_better)
+    column = next(c for c in values.columns if c not in {"system", "_higher"})
+    higher = bool(values["_higher"][0]) if values.height else True
+    good = pl.col(column) if higher else -pl.col(column)
+    out = values.select(
+        "system",
+        pl.col(column).fill_nan(None).alias("value"),
+        good.fill_nan(None).alias("_good"),
+    )
+    return out, column
+
+
+def _pair_metrics(metric: object) -> tuple[str | None, str | None]:
+    if metric is None or isinstance(metric, str):
+        return metric, metric
+    if (
+        isinstance(metric, (tuple, list))
+        and len(metric) == 2
+        and all(isinstance(m, str) for m in metric)
+    ):
+        return str(metric[0]), str(metric[1])
+    msg = f"option metric= must be a column name or a pair (metric_a, metric_b), got {metric!r}"
+    raise InvalidOptionError(msg)
+
+
+def _tau_ap_terms(evaluated: np.ndarray, reference: np.ndarray) -> float:
+    """Urbano & Marrero's asymmetric τ_AP,b term (``tauAP_b_ties``): higher is better.
+
+    Walk the evaluated ranking; for each system outside its top tie group count the systems
+    strictly above it (``p − 1`` of them) that the reference also puts strictly above it.
+    """
+    above_e = evaluated[None, :] > evaluated[:, None]  # [i, j]: j strictly above i
+    above_r = reference[None, :] > reference[:, None]
+    p = above_e.sum(axis=1)
+    not_top = p > 0
+    if not not_top.any():
+        return math.nan
+    concordant = (above_e & above_r).sum(axis=1)
+    return float(2.0 / not_top.sum() * (concordant[not_top] / p[not_top]).sum() - 1.0)
+
+
+def tau_ap(evaluated: np.ndarray, reference: np.ndarray) -> float:
+    """Yilmaz, Aslam & Robertson's τ_AP of ``evaluated`` against ``reference`` (higher = better).
+
+    Ties in ``evaluated`` take the expectation over their orders (Urbano & Marrero's τ_AP,a,
+    ICTIR 2017); the reference must have none.
+
+    Examples
+    --------
+    >>> tau_ap(np.array([4.0, 3, 2, 1]), np.array([4.0, 3, 1, 2]))  # bottom two swapped
+    0.7777777777777777
+    """
+    n = len(evaluated)
+    # Urbano & Marrero's τ_AP,a (ircor's tauAP_a) with p = the minimum rank of each system.
+    above_e = evaluated[None, :] > evaluated[:, None]
+    above_r = reference[None, :] > reference[:, None]
+    p = above_e.sum(axis=1) + 1  # 1-based minimum rank in the evaluated ranking
+    t = (evaluated[None, :] == evaluated[:, None]).sum(axis=1)  # size of each tie group
+    concordant = (above_e & above_r).sum(axis=1)
+    total = 0.0
+    for i in range(n):
+        if p[i] > 1:
+            s_above = float(np.sum(1.0 / (p[i] + np.arange(1, t[i] + 1) - 2))) / t[i]
+            total += concordant[i] * s_above
+        k = np.arange(1, t[i])
+        total += float(np.sum(k / (p[i] + k - 1))) / 2.0 / t[i]
+    return float(2.0 / (n - 1) * total - 1.0)
+
+
+def tau_ap_b(a: np.ndarray, b: np.ndarray) -> float:
+    """The symmetric tie-aware τ_AP,b (Urbano & Marrero, ICTIR 2017; higher = better).
+
+    Examples
+    --------
+    >>> a = np.arange(10.0, 0, -1)
+    >>> b = a.copy()
+    >>> b[[0, 1]] = b[[1, 0]]  # the top two swapped
+    >>> round(tau_ap_b(a, b), 10)
+    0.7777777778
+    """
+    return (_tau_ap_terms(a, b) + _tau_ap_terms(b, a)) / 2.0
+
+
+def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int, np.ndarray]:
+    i, j = np.triu_indices(len(a), k=1)
+    sa = np.sign(a[i] - a[j])
+    sb = np.sign(b[i] - b[j])
+    product = sa * sb
+    discordant = product < 0
+    return (
+        int((product > 0).sum()),
+        int(discordant.sum()),
+        int((sa == 0).sum()),
+        int((sb == 0).sum()),
+        np.flatnonzero(discordant),
+    )
+
+
+def _classic(method: str, a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    stats = _scipy_stats()
+    with warnings.catch_warnings():
+        # A constant ranking: scipy warns and returns NaN, which is what we report.
+        warnings.simplefilter("ignore")
+        if method == "kendall":
+            found = stats.kendalltau(a, b, variant="b")
+        elif method == "spearman":
+            found = stats.spearmanr(a, b)
+        else:
+            found = stats.pearsonr(a, b)
+    return float(found.statistic), float(found.pvalue)
+
+
+def _aligned(
+    left: pl.DataFrame, right: pl.DataFrame, missing: Missing
+) -> tuple[pl.DataFrame, list[str]]:
+    joined = left.join(right, on="system", how="full", coalesce=True, suffix="_b")
+    lacking = joined.filter(pl.col("_good").is_null() | pl.col("_good_b").is_null())
+    if lacking.height and missing == "error":
+        only_a = lacking.filter(pl.col("_good").is_not_null())["system"].sort().to_list()
+        only_b = lacking.filter(pl.col("_good_b").is_not_null())["system"].sort().to_list()
+        neither = lacking.filter(pl.col("_good").is_null() & pl.col("_good_b").is_null())
+        parts = []
+        if only_a:
+            parts.append(f"only in a: {only_a[:10]}")
+        if only_b:
+            parts.append(f"only in b: {only_b[:10]}")
+        if neither.height:
+            parts.append(f"without a value in either: {neither['system'].sort().to_list()[:10]}")
+        msg = (
+            f"the two rankings do not hold the same systems ({'; '.join(parts)}); pass "
+            "missing='drop' to correlate the systems both hold"
+        )
+        raise ColumnValueError(msg)
+    dropped = lacking["system"].drop_nulls().sort().to_list()
+    return joined.drop_nulls(["_good", "_good_b"]), dropped
+
+
+def rank_correlation(
+    a: pl.DataFrame | pl.LazyFrame,
+    b: pl.DataFrame | pl.LazyFrame,
+    *,
+    by: str | Sequence[str] = "system",
+    metric: str | tuple[str, str] | None = None,
+    method: Method = "kendall",
+    top: int | None = None,
+    missing: Missing = "error",
+    lower_is_better: LowerIsBetter = None,
+) -> RankCorrelation:
+    """The correlation between the system rankings of ``a`` and ``b``.
+
+    Parameters
+    ----------
+    a, b
+        :func:`~polars_rankeval.evaluate` outputs (one row per system: the ``by`` column(s) and
+        metric columns) or :func:`~polars_rankeval.compare` outputs (read from their
+        ``baseline``/``system`` columns and ``*_overall`` values; ``by`` is not used). The same
+        table may be passed twice with two metrics.
+    by
+        The column(s) naming a system in an evaluate() output; systems are matched on them.
+    metric
+        The column to rank by, the same name in both; a pair ``(metric_a, metric_b)`` names
+        one column of each (``rank_correlation(out, out, metric=("p@10", "map"))``). Needed
+        when a table holds several metrics.
+    method
+        ``"kendall"`` (τ-b, ``scipy.stats.kendalltau``), ``"tau_ap"`` (Yilmaz et al.; not
+        symmetric: ``b`` is the reference, which must have no ties; ties in ``a`` take the
+        expectation over their orders, τ_AP,a), ``"tau_ap_b"`` (symmetric, ties allowed),
+        ``"spearman"`` or ``"pearson"``.
+    top
+        Only the ``top`` best systems of ``b`` (the reference); systems tied with the last one
+        kept are kept too.
+    missing
+        A system in one table only (or without a value): ``"error"`` (the default, listing
+        them) or ``"drop"`` (correlate the systems both hold).
+    lower_is_better
+        Columns that are not polars_rankeval metrics and whose lower values are better (as in
+        :func:`~polars_rankeval.compare`). Our metrics' own direction is read from
+        :mod:`polars_rankeval.meaning`.
+
+    Returns
+    -------
+    RankCorrelation
+        The coefficient, the number of systems, the p-value (Kendall, Spearman, Pearson),
+        the concordant and discordant pair counts and the swapped pairs; ``.to_frame()``
+        gives one row. Rankings put better systems first: a lower-is-better metric is
+        negated before correlating, Pearson included, so a positive coefficient always means
+        the two agree on which systems are better.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> out = pl.DataFrame(
+    ...     {
+    ...         "system": ["s1", "s2", "s3", "s4"],
+    ...         "p@10": [0.50, 0.40, 0.45, 0.20],
+    ...         "map": [0.30, 0.25, 0.20, 0.10],
+    ...     }
+    ... )
+    >>> found = rank_correlation(out, out, metric=("p@10", "map"))
+    >>> round(found.coefficient, 4), found.n_systems, found.discordant
+    (0.6667, 4, 1)
+    >>> found.swapped.select("system_1", "system_2").rows()
+    [('s3', 's2')]
+    """
+    if method not in METHODS:
+        msg = f"option method= must be one of {list(METHODS)}, got {method!r}"
+        raise InvalidOptionError(msg)
+    if missing not in ("error", "drop"):
+        msg = f"option missing= must be 'error' or 'drop', got {missing!r}"
+        raise InvalidOptionError(msg)
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 2):
+        msg = f"option top= must be an integer >= 2 (systems of b), got {top!r}"
+        raise InvalidOptionError(msg)
+    columns = [by] if isinstance(by, str) else list(by)
+    if not columns:
+        msg = "option by= must name at least one column"
+        raise InvalidOptionError(msg)
+    metric_a, metric_b = _pair_metrics(metric)
+    left, name_a = _values(_collect(a, "a"), columns, metric_a, "a", lower_is_better)
+    right, name_b = _values(_collect(b, "b"), columns, metric_b, "b", lower_is_better)
+    joined, _ = _aligned(left, right, missing)
+    if top is not None and joined.height > top:
+        cut = joined["_good_b"].sort(descending=True)[top - 1]
+        joined = joined.filter(pl.col("_good_b") >= cut)
+    joined = joined.sort(["_good", "_good_b", "system"], descending=[True, True, False])
+    if joined.height < 2:
+        msg = f"rank_correlation needs at least two systems in both rankings, got {joined.height}"
+        raise ColumnValueError(msg)
+    good_a = joined["_good"].to_numpy().astype(np.float64)
+    good_b = joined["_good_b"].to_numpy().astype(np.float64)
+    p_value: float | None = None
+    if method == "tau_ap":
+        if len(np.unique(good_b)) < len(good_b):
+            msg = (
+                "method='tau_ap' needs a reference ranking (b) without ties; use "
+                "method='tau_ap_b', which allows ties on both sides"
+            )
+            raise ColumnValueError(msg)
+        coefficient = tau_ap(good_a, good_b)
+    elif method == "tau_ap_b":
+        coefficient = tau_ap_b(good_a, good_b)
+    else:
+        coefficient, p_value = _classic(method, good_a, good_b)
+    concordant, discordant, tied_a, tied_b, swapped_at = _pair_counts(good_a, good_b)
+    i, j = np.triu_indices(len(good_a), k=1)
+    names = joined["system"]
+    values_a = joined["value"]
+    values_b = joined["value_b"]
+    first, second = i[swapped_at], j[swapped_at]  # sorted by a: the first is ahead in a
+    swapped = pl.DataFrame(
+        {
+            "system_1": names.gather(first),
+            "system_2": names.gather(second),
+            "a_1": values_a.gather(first),
+            "a_2": values_a.gather(second),
+            "b_1": values_b.gather(first),
+            "b_2": values_b.gather(second),
+        }
+    )
+    systems = joined.select(
+        "system",
+        pl.col("value").alias("a"),
+        pl.col("value_b").alias("b"),
+        pl.col("_good").rank("min", descending=True).cast(pl.Int64).alias("rank_a"),
+        pl.col("_good_b").rank("min", descending=True).cast(pl.Int64).alias("rank_b"),
+    )
+    return RankCorrelation(
+        method=method,
+        coefficient=coefficient,
+        n_systems=joined.height,
+        metric_a=name_a,
+        metric_b=name_b,
+        p_value=p_value,
+        concordant=concordant,
+        discordant=discordant,
+        tied_a=tied_a,
+        tied_b=tied_b,
+        swapped=swapped,
+        systems=systems,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Label agreement
+# ---------------------------------------------------------------------------------------------
+
+#: The columns of label_agreement's output, after the query column.
+AGREEMENT_COLUMNS: tuple[str, ...] = (
+    "judged_both",
+    "only_a",
+    "only_b",
+    "agreement",
+    "kappa",
+    "kappa_linear",
+    "kappa_quadratic",
+    "alpha_nominal",
+    "alpha_ordinal",
+    "relevant_a",
+    "relevant_b",
+    "relevant_both",
+    "jaccard",
+)
+
+
+def _labels(frame: Any, name: str, query: str, item: str, relevance: str) -> pl.DataFrame:
+    data = _collect(frame, name)
+    missing = [column for column in (query, item, relevance) if column not in data.columns]
+    if missing:
+        msg = f"{name} has no column {missing}; its columns: {data.columns}"
+        raise ColumnNotFoundError(msg)
+    dtype = data.schema[relevance]
+    if not dtype.is_numeric() or dtype == pl.Boolean:
+        msg = f"{name}: the label column {relevance!r} must be numeric, got {dtype}"
+        raise ColumnTypeError(msg)
+    data = data.select(query, item, pl.col(relevance).cast(pl.Float64).alias("_label"))
+    bad = data.filter(pl.col("_label").is_null() | pl.col("_label").is_nan())
+    if bad.height:
+        row = bad.row(0)
+        msg = f"{name}: query {row[0]!r} item {row[1]!r} has no label (null or NaN)"
+        raise ColumnValueError(msg)
+    repeated = data.filter(pl.struct(query, item).is_duplicated())
+    if repeated.height:
+        row = repeated.row(0)
+        msg = f"{name} labels query {row[0]!r} item {row[1]!r} more than once"
+        raise DuplicateItemError(msg)
+    return data
+
+
+def _kappa(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Cohen's (weighted) κ of each contingency table ``counts[g, a, b]``."""
+    total = counts.sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = (counts * weights).sum(axis=(1, 2)) / total
+        rows = counts.sum(axis=2) / total[:, None]
+        cols = counts.sum(axis=1) / total[:, None]
+        expected = np.einsum("ga,gb,ab->g", rows, cols, weights)
+        kappa = 1.0 - observed / expected
+    # No expected disagreement (one label on both sides): κ is undefined.
+    return np.where(expected > 0, kappa, np.nan)
+
+
+def _alpha(counts: np.ndarray, values: np.ndarray, level: str) -> np.ndarray:
+    """Krippendorff's α of two coders without missing labels, from ``counts[g, a, b]``.
+
+    The coincidence matrix of two coders is ``counts + countsᵀ`` (each unit adds its pair
+    both ways, weighted 1/(m − 1) = 1); ``α = 1 − (n − 1) Σ o·δ / Σ n_c n_k δ``.
+    """
+    coincidence = counts + counts.transpose(0, 2, 1)
+    marginals = coincidence.sum(axis=2)  # n_c
+    n = marginals.sum(axis=1)
+    size = len(values)
+    if level == "nominal":
+        delta = np.broadcast_to(1.0 - np.eye(size), coincidence.shape)
+    else:
+        # ordinal: δ(c, k) = (Σ_{g=c..k} n_g − (n_c + n_k)/2)², over the ordered values.
+        cumulative = np.cumsum(marginals, axis=1)
+        low = np.minimum.outer(np.arange(size), np.arange(size))
+        high = np.maximum.outer(np.arange(size), np.arange(size))
+        before = np.where(low > 0, cumulative[:, np.maximum(low - 1, 0)], 0.0)
+        between = cumulative[:, high] - before
+        delta = (between - (marginals[:, :, None] + marginals[:, None, :]) / 2.0) ** 2
+    observed = (coincidence * delta).sum(axis=(1, 2))
+    expected = np.einsum("ga,gb,gab->g", marginals, marginals, delta)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n - 1) * observed / expected
+    return np.where(expected > 0, alpha, np.nan)
+
+
+def _scores(counts: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
+    distance = np.abs(values[:, None] - values[None, :])
+    total = counts.sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agreement = np.trace(counts, axis1=1, axis2=2) / total
+    return {
+        "agreement": np.where(total > 0, agreement, np.nan),
+        "kappa": _kappa(counts, (distance > 0).astype(np.float64)),
+        "kappa_linear": _kappa(counts, distance),
+        "kappa_quadratic": _kappa(counts, distance**2),
+        "alpha_nominal": _alpha(counts, values, "nominal"),
+        "alpha_ordinal": _alpha(counts, values, "ordinal"),
+    }
+
+
+def label_agreement(
+    qrels_a: pl.DataFrame | pl.LazyFrame,
+    qrels_b: pl.DataFrame | pl.LazyFrame,
+    *,
+    query: str = "query",
+    item: str = "item",
+    relevance: str = "relevance",
+    relevance_level: float = 1,
+    per_query: bool = False,
+) -> pl.DataFrame:
+    """How two judges' labels of the same items agree: κ, α and the relevant sets' Jaccard.
+
+    Parameters
+    ----------
+    qrels_a, qrels_b
+        Labels, one row per (query, item): frames or LazyFrames (``read_trec_qrels`` output).
+    query, item, relevance
+        Column names (the same in both).
+    relevance_level
+        An item is relevant when its label is at least this (for the relevant sets).
+    per_query
+        One row per query (of either side) instead of one row over all queries.
+
+    Returns
+    -------
+    DataFrame
+        ``query`` (with ``per_query=True``) and:
+
+        * ``judged_both``, ``only_a``, ``only_b``: items both sides labelled / only one did.
+          κ, α and ``agreement`` are computed on the items both labelled only.
+        * ``agreement``: the share of those items with equal labels.
+        * ``kappa``, ``kappa_linear``, ``kappa_quadratic``: Cohen's κ, unweighted and with
+          weights ``|x − y|`` and ``(x − y)²`` of the label values (so grades 0 and 3 are three
+          steps apart even when no item is labelled 1 or 2).
+        * ``alpha_nominal``, ``alpha_ordinal``: Krippendorff's α (two coders, no missing).
+        * ``relevant_a``, ``relevant_b``, ``relevant_both``, ``jaccard``: the relevant sets
+          (label ≥ ``relevance_level``) over all items each side labelled, and
+          |A ∩ B| / |A ∪ B|.
+
+        Overall, every (query, item) is one unit: the labels are pooled, not the per-query
+        values averaged. A value is NaN where it is undefined: no item labelled by both,
+        κ or α with no expected disagreement (one label throughout), Jaccard of two empty sets.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> human = pl.DataFrame({"query": ["q1"] * 4, "item": list("abcd"), "relevance": [2, 1, 0, 0]})
+    >>> judge = pl.DataFrame({"query": ["q1"] * 4, "item": list("abce"), "relevance": [2, 0, 0, 1]})
+    >>> out = label_agreement(human, judge)
+    >>> out.select("judged_both", "only_a", "only_b", "kappa", "jaccard").rows()
+    [(3, 1, 1, 0.5, 0.3333333333333333)]
+    """
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)):
+        msg = f"option relevance_level= must be a number, got {relevance_level!r}"
+        raise InvalidOptionError(msg)
+    if len({query, item, relevance}) < 3:
+        msg = "options query=, item= and relevance= must name three different columns"
+        raise InvalidOptionError(msg)
+    left = _labels(qrels_a, "qrels_a", query, item, relevance)
+    right = _labels(qrels_b, "qrels_b", query, item, relevance)
+    if left.schema[query] != right.schema[query] or left.schema[item] != right.schema[item]:
+        right = right.with_columns(
+            pl.col(query).cast(left.schema[query]), pl.col(item).cast(left.schema[item])
+        )
+    joined = left.join(right, on=[query, item], how="full", coalesce=True, suffix="_b")
+    level = float(relevance_level)
+    sets = joined.group_by(query).agg(
+        pl.col("_label").is_not_null().sum().alias("_judged_a"),
+        pl.col("_label_b").is_not_null().sum().alias("_judged_b"),
+        (pl.col("_label").is_not_null() & pl.col("_label_b").is_not_null())
+        .sum()
+        .alias("judged_both"),
+        (pl.col("_label") >= level).sum().alias("relevant_a"),
+        (pl.col("_label_b") >= level).sum().alias("relevant_b"),
+        ((pl.col("_label") >= level) & (pl.col("_label_b") >= level)).sum().alias("relevant_both"),
+    )
+    sets = sets.sort(query).with_columns(
+        (pl.col("_judged_a") - pl.col("judged_both")).alias("only_a"),
+        (pl.col("_judged_b") - pl.col("judged_both")).alias("only_b"),
+    )
+    both = joined.drop_nulls(["_label", "_label_b"])
+    values = np.unique(np.concatenate([both["_label"].to_numpy(), both["_label_b"].to_numpy()]))
+    queries = sets[query]
+    index = sets.select(query).with_row_index("_group")
+    group = both.join(index, on=query, how="left")["_group"].cast(pl.Int64)
+    size = max(len(values), 1)
+    counts = np.zeros((len(queries) + 1, size, size))
+    if both.height:
+        code_a = np.searchsorted(values, both["_label"].to_numpy())
+        code_b = np.searchsorted(values, both["_label_b"].to_numpy())
+        np.add.at(counts, (group.to_numpy(), code_a, code_b), 1.0)
+    counts[-1] = counts[:-1].sum(axis=0)  # overall: every (query, item) pooled
+    scores = _scores(counts, values if len(values) else np.zeros(1))
+    totals = sets.select(pl.exclude(query).sum())
+    rows = pl.concat([sets.drop(query), totals]).with_columns(
+        [pl.Series(name, column) for name, column in scores.items()]
+    )
+    union = pl.col("relevant_a") + pl.col("relevant_b") - pl.col("relevant_both")
+    rows = rows.with_columns(
+        pl.when(union > 0)
+        .then(pl.col("relevant_both") / union)
+        .otherwise(float("nan"))
+        .alias("jaccard")
+    ).select(
+        [
+            pl.col(name).cast(pl.Int64)
+            if name
+            in {"judged_both", "only_a", "only_b", "relevant_a", "relevant_b", "relevant_both"}
+            else pl.col(name)
+            for name in AGREEMENT_COLUMNS
+        ]
+    )
+    if per_query:
+        return pl.concat([queries.to_frame(), rows.head(len(queries))], how="horizontal")
+    return rows.tail(1)
