@@ -709,7 +709,11 @@ def label_agreement(
     if both.height:
         code_a = np.searchsorted(values, both["_label"].to_numpy())
         code_b = np.searchsorted(values, both["_label_b"].to_numpy())
-        np.add.at(counts, (group.to_numpy(), code_a, code_b), 1.0)
+        # one bincount over (query, label a, label b) cells: np.add.at is far slower
+        cells = (group.to_numpy() * size + code_a) * size + code_b
+        counts[:-1] = np.bincount(cells, minlength=len(queries) * size * size).reshape(
+            len(queries), size, size
+        )
     counts[-1] = counts[:-1].sum(axis=0)  # overall: every (query, item) pooled
     scores = _scores(counts, values if len(values) else np.zeros(1))
     totals = sets.select(pl.exclude(query).sum())
