@@ -2,8 +2,9 @@
 
 ``rank-eval compare ...`` (the first argument is literally ``compare``) compares systems with
 paired significance tests instead: :func:`polars_rankeval.compare` and
-:func:`polars_rankeval.report.report` from the shell. A log file that is itself named
-``compare`` is evaluated with ``rank-eval ./compare``.
+:func:`polars_rankeval.report.report` from the shell. ``rank-eval agreement QRELS_A QRELS_B``
+measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement`). A log file
+that is itself named ``compare`` or ``agreement`` is evaluated with ``rank-eval ./compare``.
 
 Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
 naming the file or option at fault (never a traceback).
@@ -27,6 +28,7 @@ import polars as pl
 
 from polars_rankeval._spill import cleanup_on_sigterm
 from polars_rankeval.cli._args import _output_format, _parser, _split_by
+from polars_rankeval.cli._agreement import _run_agreement
 from polars_rankeval.cli._compare import _run_compare
 from polars_rankeval.cli._constants import (
     _COLUMN_ROLES,
@@ -172,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with cleanup_on_sigterm(), _warnings_as_lines():
             if arguments[:1] == ["compare"]:
                 _run_compare(arguments[1:])
+            elif arguments[:1] == ["agreement"]:
+                _run_agreement(arguments[1:])
             else:
                 _run(arguments)
     except SystemExit as done:  # --help
