@@ -27,8 +27,8 @@ from pathlib import Path
 import polars as pl
 
 from polars_rankeval._spill import cleanup_on_sigterm
-from polars_rankeval.cli._args import _output_format, _parser, _split_by
 from polars_rankeval.cli._agreement import _run_agreement
+from polars_rankeval.cli._args import _output_format, _parser, _split_by
 from polars_rankeval.cli._compare import _run_compare
 from polars_rankeval.cli._constants import (
     _COLUMN_ROLES,
