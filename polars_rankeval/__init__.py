@@ -41,6 +41,7 @@ from polars_rankeval.lists import from_lists
 from polars_rankeval.metrics import Metric
 from polars_rankeval.registry import known_metrics, parse_metric
 from polars_rankeval.report import Report, report
+from polars_rankeval.similarity import similarity
 from polars_rankeval.ties import tie_report
 
 __version__ = "0.1.0"
@@ -84,5 +85,6 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "report",
+    "similarity",
     "tie_report",
 ]

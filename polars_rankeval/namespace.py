@@ -16,6 +16,7 @@ from polars_rankeval.evaluate import FrameT, evaluate
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, family_options
+from polars_rankeval.similarity import similarity
 
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 
@@ -331,6 +332,10 @@ class _FrameNamespace(_MetricMethods[FrameT]):
     ) -> pl.DataFrame:
         """Compare the systems of ``by=``, paired by query; see :func:`polars_rankeval.compare`."""
         return compare(self._frame, metrics, **options)
+
+    def similarity(self, metrics: str | Sequence[str], **options: Any) -> pl.DataFrame:
+        """How different the systems of ``by=`` rank; see :func:`polars_rankeval.similarity`."""
+        return similarity(self._frame, metrics, **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")
