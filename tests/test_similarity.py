@@ -285,3 +285,30 @@ def test_bad_input_errors() -> None:
     )
     with pytest.raises(ColumnValueError, match="NaN"):
         rke.similarity(nan, "jaccard@5", by="system")
+
+
+def test_cli_similarity_writes_the_table(tmp_path: Path) -> None:
+    from polars_rankeval.cli._errors import CliError
+    from polars_rankeval.cli._similarity import _run_similarity
+
+    log = _generated()
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    out = tmp_path / "out.csv"
+    metrics = "rbo(p=0.9,output=min,ties=a),jaccard@5"
+    _run_similarity(
+        [str(path), "--by", "system", "--baseline", "s1", "-m", metrics, "-o", str(out)]
+    )
+    written = pl.read_csv(out)
+    expected = rke.similarity(
+        log, ["rbo(p=0.9,output=min,ties=a)", "jaccard@5"], by="system", baseline="s1"
+    )
+    assert_frame_equal(written, expected, check_dtypes=False, check_exact=False, abs_tol=1e-12)
+    _run_similarity(
+        [str(path), "--by", "system", "--per-query", "--format", "json", "-o", str(out)]
+    )
+    assert pl.read_json(out).height == 25 + 24 + 24  # s3 lacks one query of 25
+    with pytest.raises(CliError, match="--by"):
+        _run_similarity([str(path)])
+    with pytest.raises(InvalidOptionError, match="baseline="):
+        _run_similarity([str(path), "--by", "system", "--baseline", "zz"])

@@ -1,0 +1,126 @@
+"""``rank-eval similarity``: how different the systems of a log rank, with no labels.
+
+``rank-eval similarity LOG --by system [--baseline X] [-m rbo(p=0.9),jaccard@10]
+[--per-query] [--ties trec|w|a|b] [--format table|csv|json] [-o PATH]`` prints
+:func:`polars_rankeval.similarity`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_rankeval.cli._args import _Parser, _split_by
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _scan
+from polars_rankeval.cli._output import _text_table, _write
+from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR
+from polars_rankeval.similarity import TIES, similarity
+
+SIMILARITY_METRICS = "rbo(p=0.9),jaccard@10"
+_FORMATS = ("table", "csv", "json")
+
+
+def _split_metrics(values: Sequence[str]) -> list[str]:
+    """Comma-separated metric strings; a comma inside parentheses belongs to the options.
+
+    Examples
+    --------
+    >>> _split_metrics(["rbo(p=0.9,output=min),jaccard@10", "overlap@5"])
+    ['rbo(p=0.9,output=min)', 'jaccard@10', 'overlap@5']
+    """
+    out: list[str] = []
+    for value in values:
+        depth, current = 0, ""
+        for char in value:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char == "," and depth <= 0:
+                out.append(current)
+                current, depth = "", 0
+            else:
+                current += char
+        out.append(current)
+    return [name.strip() for name in out if name.strip()]
+
+
+def _similarity_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rank-eval similarity",
+        description="How different the systems' ranked lists are, per pair of systems, "
+        "averaged over the queries both have (no relevance labels needed).",
+    )
+    parser.add_argument("log", metavar="LOG", help="a long-format log (Parquet/CSV) of all systems")
+    parser.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        help="the column(s) whose values are the systems: comma-separated, or repeat the option",
+    )
+    parser.add_argument(
+        "--baseline",
+        help="compare every other system with this one (default: every pair); with several "
+        f"--by columns, their values joined by {SYSTEM_SEPARATOR!r}",
+    )
+    parser.add_argument(
+        "-m",
+        "--metrics",
+        action="append",
+        default=None,
+        help=f"comma-separated: rbo(p=..,output=ext|min|max|res,ties=..), jaccard[@k], "
+        f"overlap@k, kendall_tau@k (default: {SIMILARITY_METRICS}); repeatable",
+    )
+    parser.add_argument("--per-query", action="store_true", help="one row per pair and query")
+    parser.add_argument(
+        "--ties",
+        choices=TIES,
+        default="trec",
+        help="trec: break ties as trec_eval (default); w, a, b: Corsi & Urbano's RBO variants",
+    )
+    parser.add_argument("--query", default="query", help="query column (default query)")
+    parser.add_argument("--item", default="item", help="item column (default item)")
+    parser.add_argument("--score", default="score", help="score column (default score)")
+    parser.add_argument("--format", choices=_FORMATS, default=None, help="default table")
+    parser.add_argument("--digits", type=int, default=4, help="decimals of the table (4)")
+    parser.add_argument("-o", "--output", help="write to this file instead of stdout")
+    return parser
+
+
+def _render(table: pl.DataFrame, fmt: str, digits: int) -> str:
+    if fmt == "csv":
+        return table.write_csv()
+    if fmt == "json":
+        return table.write_json() + "\n"
+    return _text_table(table, digits=digits, width=1000)
+
+
+def _run_similarity(argv: Sequence[str]) -> None:
+    """Run ``rank-eval similarity``; mistakes raise CliError or RankEvalError (one line)."""
+    args = _similarity_parser().parse_args(argv)
+    by = _split_by(args.by)
+    if not by:
+        msg = "similarity needs --by COLS, the column(s) whose values are the systems"
+        raise CliError(msg)
+    fmt = args.format
+    if fmt is None and args.output:
+        suffix = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
+        fmt = suffix if suffix in ("csv", "json") else "table"
+    metrics = _split_metrics(args.metrics or [SIMILARITY_METRICS])
+    _check_output(args.output, [args.log])
+    with _input_errors_named([args.log], []):
+        data = _scan(args.log)
+        # A system's name is its value as text (several --by: joined by " / "), so the
+        # text of --baseline names it as given.
+        table = similarity(
+            data,
+            metrics,
+            by=by,
+            baseline=args.baseline,
+            query=args.query,
+            item=args.item,
+            score=args.score,
+            per_query=args.per_query,
+            ties=args.ties,
+        )
+    _write(_render(table, fmt or "table", args.digits), args.output)
