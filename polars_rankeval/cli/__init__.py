@@ -3,8 +3,10 @@
 ``rank-eval compare ...`` (the first argument is literally ``compare``) compares systems with
 paired significance tests instead: :func:`polars_rankeval.compare` and
 :func:`polars_rankeval.report.report` from the shell. ``rank-eval agreement QRELS_A QRELS_B``
-measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement`). A log file
-that is itself named ``compare`` or ``agreement`` is evaluated with ``rank-eval ./compare``.
+measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement`), and
+``rank-eval similarity LOG --by system`` how different two systems' lists are
+(:func:`polars_rankeval.similarity`). A log file that is itself named ``compare``,
+``agreement`` or ``similarity`` is evaluated with ``rank-eval ./compare``.
 
 Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
 naming the file or option at fault (never a traceback).
@@ -55,6 +57,7 @@ from polars_rankeval.cli._errors import (
 from polars_rankeval.cli._evaluation import Result, _evaluate, _metric_plan
 from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
 from polars_rankeval.cli._output import _ndeval, _render, _text_table, _write
+from polars_rankeval.cli._similarity import _run_similarity
 from polars_rankeval.errors import RankEvalError
 from polars_rankeval.io import read_trec_run
 from polars_rankeval.ties import tie_report
@@ -176,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _run_compare(arguments[1:])
             elif arguments[:1] == ["agreement"]:
                 _run_agreement(arguments[1:])
+            elif arguments[:1] == ["similarity"]:
+                _run_similarity(arguments[1:])
             else:
                 _run(arguments)
     except SystemExit as done:  # --help
