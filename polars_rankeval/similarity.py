@@ -571,7 +571,7 @@ def similarity(
     ┌────────┬───────┬───────────┬───────────┬─────────┬──────────┐
     │ system ┆ other ┆ jaccard@2 ┆ overlap@3 ┆ queries ┆ unpaired │
     │ ---    ┆ ---   ┆ ---       ┆ ---       ┆ ---     ┆ ---      │
-    │ str    ┆ str   ┆ f64       ┆ f64       ┆ u32     ┆ i64      │
+    │ str    ┆ str   ┆ f64       ┆ f64       ┆ i64     ┆ i64      │
     ╞════════╪═══════╪═══════════╪═══════════╪═════════╪══════════╡
     │ a      ┆ b     ┆ 1.0       ┆ 0.666667  ┆ 1       ┆ 0        │
     └────────┴───────┴───────────┴───────────┴─────────┴──────────┘
@@ -610,7 +610,7 @@ def similarity(
         return out.rename({_A: first, _B: second})
     counts = ranked.select(_SYS, query).unique().group_by(_SYS).agg(pl.len().alias("__n"))
     means = rows.group_by(keys).agg(
-        *(pl.col(label).mean() for label in labels), pl.len().alias("queries")
+        *(pl.col(label).mean() for label in labels), pl.len().cast(pl.Int64).alias("queries")
     )
     summary = (
         pairs.join(means, on=keys, how="left")
