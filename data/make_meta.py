@@ -48,11 +48,12 @@ def main() -> None:
             human_lines.append(f"{q} 0 {doc} {human}")
             llm_lines.append(f"{q} 0 {doc} {model}")
         shared = rng.normal(0, 0.8, size=POOL)  # what every system sees in a document
+        near_copy = np.zeros(POOL)  # monot5-b: monot5's own noise, slightly perturbed
         for system, skill in skills.items():
-            own = rng.normal(0, 1, size=POOL) if system != "monot5-b" else monot5_noise
+            own = near_copy if system == "monot5-b" else rng.normal(0, 1, size=POOL)
             score = skill * grades + shared + own
             if system == "monot5":
-                monot5_noise = own + rng.normal(0, 0.1, size=POOL)
+                near_copy = own + rng.normal(0, 0.1, size=POOL)
             top = np.argsort(-score)[:DEPTH]
             runs.extend((system, str(q), docs[i], round(float(score[i]), 4)) for i in top)
     (OUT / "qrels.human.txt").write_text("\n".join(human_lines) + "\n")
