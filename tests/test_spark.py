@@ -421,3 +421,27 @@ def test_intent_aware_equal_local(spark, log) -> None:
     got = to_polars(rke_spark.evaluate(sdf, INTENT_AWARE_METRICS, by="system", per_query=True))
     want = rke.evaluate(diverse, INTENT_AWARE_METRICS, by="system", per_query=True)
     assert_same(got, want, ["system", "query"])
+
+
+SIMILARITY = [
+    "rbo(p=0.9)",
+    "rbo(p=0.8,output=min,ties=a)",
+    "jaccard@5",
+    "overlap@5",
+    "kendall_tau@5",
+]
+
+
+@pytest.mark.parametrize("baseline", [None, "s1"])
+def test_similarity_equals_local(spark, log, log_sdf, baseline) -> None:
+    runs = log.filter(pl.col("score").is_not_null())
+    sdf = to_spark(spark, runs)
+    got = to_polars(rke_spark.similarity(sdf, SIMILARITY, by="system", baseline=baseline))
+    want = rke.similarity(runs, SIMILARITY, by="system", baseline=baseline)
+    assert_same(got, want, [])
+    pairs = list(want.columns[:2])
+    got_q = to_polars(
+        rke_spark.similarity(sdf, SIMILARITY, by="system", baseline=baseline, per_query=True)
+    )
+    want_q = rke.similarity(runs, SIMILARITY, by="system", baseline=baseline, per_query=True)
+    assert_same(got_q.sort([*pairs, "query"]), want_q.sort([*pairs, "query"]), [])
