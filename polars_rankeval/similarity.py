@@ -15,21 +15,23 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
-from polars_rankeval.compare._pairing import resolve_baseline, system_names
+from polars_rankeval.compare._pairing import resolve_baseline, system_names, system_value
 from polars_rankeval.context import score_key, trec_key
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
     DuplicateItemError,
+    EmptyEvaluationWarning,
     InvalidOptionError,
     UnknownMetricError,
 )
@@ -518,6 +520,7 @@ def similarity(
     score: str = "score",
     per_query: bool = False,
     ties: Ties = "trec",
+    within: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """How much two systems' ranked lists differ, per pair of systems; no labels needed.
 
@@ -549,6 +552,11 @@ def similarity(
         Corsi & Urbano's variant (w: ties mean equality; a: the mean over the orders of the
         ties; b: corrected for the information lost to ties), and Kendall's tau-b gives tied
         scores tied ranks.
+    within
+        Segment column(s) (a user group, a country, a date): systems are compared inside each
+        segment, and the output leads with the segment columns. A segment without the
+        ``baseline`` is left out, with an :class:`~polars_rankeval.EmptyEvaluationWarning`
+        naming it.
 
     Returns
     -------
@@ -582,6 +590,19 @@ def similarity(
     """
     frame = as_polars(log, "log")
     lf = frame.lazy()
+    if within is not None:
+        return _within_segments(
+            lf,
+            metrics,
+            within=[within] if isinstance(within, str) else list(within),
+            by=by,
+            baseline=baseline,
+            query=query,
+            item=item,
+            score=score,
+            per_query=per_query,
+            ties=ties,
+        )
     by_list = [by] if isinstance(by, str) else list(by)
     if not by_list or not all(isinstance(name, str) for name in by_list):
         msg = f"option by= must name the system column(s), got {by!r}"
@@ -633,3 +654,43 @@ def similarity(
         .collect(engine="streaming")
     )
     return summary.rename({_A: first, _B: second})
+
+
+def _within_segments(
+    lf: pl.LazyFrame,
+    metrics: str | Measure | Sequence[str | Measure],
+    *,
+    within: list[str],
+    baseline: object,
+    **options: Any,
+) -> pl.DataFrame:
+    """``similarity`` per segment (the distinct ``within`` values), segment columns first."""
+    missing = [name for name in within if name not in lf.collect_schema().names()]
+    if missing or not within:
+        msg = f"option within= names no column of the log: {missing or within!r}"
+        raise ColumnNotFoundError(msg)
+    segments = lf.select(within).unique().sort(within, nulls_last=True).collect()
+    parts = []
+    for values in segments.iter_rows(named=True):
+        rows = lf.filter(
+            pl.all_horizontal(pl.col(name).eq_missing(value) for name, value in values.items())
+        ).drop(within)
+        if baseline is not None:
+            systems = rows.select(system_names(_as_list(options["by"])).unique()).collect()
+            if system_value(baseline) not in set(systems.to_series().to_list()):
+                warnings.warn(
+                    f"similarity: segment {values} has no rows of baseline {baseline!r}; left out",
+                    EmptyEvaluationWarning,
+                    stacklevel=3,
+                )
+                continue
+        result = similarity(rows, metrics, baseline=baseline, **options)
+        parts.append(result.select(*(pl.lit(v).alias(k) for k, v in values.items()), pl.all()))
+    if not parts:
+        msg = f"similarity: no segment of {within} has the baseline {baseline!r}"
+        raise InvalidOptionError(msg)
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+def _as_list(value: object) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]

@@ -312,3 +312,40 @@ def test_cli_similarity_writes_the_table(tmp_path: Path) -> None:
         _run_similarity([str(path)])
     with pytest.raises(InvalidOptionError, match="baseline="):
         _run_similarity([str(path), "--by", "system", "--baseline", "zz"])
+
+
+def test_within_segments_equals_each_segment_alone() -> None:
+    rng = np.random.default_rng(4)
+    rows = []
+    for segment in ("de", "fr"):
+        for q in range(6):
+            for system in ("a", "b", "c"):
+                if segment == "fr" and system == "a":
+                    continue  # the baseline is missing in one segment
+                for i in range(8):
+                    rows.append(
+                        (
+                            segment,
+                            system,
+                            f"q{q}",
+                            f"d{rng.integers(0, 12)}",
+                            float(rng.integers(0, 4)),
+                        )
+                    )
+    log = pl.DataFrame(
+        rows, schema=["country", "system", "query", "item", "score"], orient="row"
+    ).unique(["country", "system", "query", "item"])
+    metrics = ["rbo(p=0.8)", "jaccard@3"]
+    both = rke.similarity(log, metrics, by="system", within="country")
+    assert both.columns[:3] == ["country", "system", "other"]
+    for country in ("de", "fr"):
+        alone = rke.similarity(log.filter(pl.col("country") == country), metrics, by="system")
+        mine = both.filter(pl.col("country") == country).drop("country")
+        assert mine.columns == alone.columns
+        for name in metrics:
+            assert mine[name].to_list() == pytest.approx(alone[name].to_list(), abs=1e-12)
+    with pytest.warns(rke.EmptyEvaluationWarning, match="fr"):
+        with_baseline = rke.similarity(log, metrics, by="system", baseline="a", within="country")
+    assert with_baseline["country"].unique().to_list() == ["de"]
+    with pytest.raises(ColumnNotFoundError, match="within="):
+        rke.similarity(log, metrics, by="system", within="region")

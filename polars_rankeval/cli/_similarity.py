@@ -73,6 +73,13 @@ def _similarity_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--per-query", action="store_true", help="one row per pair and query")
     parser.add_argument(
+        "--within",
+        action="append",
+        default=[],
+        help="segment column(s): compare the systems inside each segment (comma-separated or "
+        "repeated)",
+    )
+    parser.add_argument(
         "--ties",
         choices=TIES,
         default="trec",
@@ -122,5 +129,6 @@ def _run_similarity(argv: Sequence[str]) -> None:
             score=args.score,
             per_query=args.per_query,
             ties=args.ties,
+            within=_split_by(args.within) or None,
         )
     _write(_render(table, fmt or "table", args.digits), args.output)
