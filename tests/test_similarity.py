@@ -322,7 +322,7 @@ def test_within_segments_equals_each_segment_alone() -> None:
             for system in ("a", "b", "c"):
                 if segment == "fr" and system == "a":
                     continue  # the baseline is missing in one segment
-                for i in range(8):
+                for _ in range(8):
                     rows.append(
                         (
                             segment,
