@@ -159,3 +159,14 @@ def test_discriminative_power_refuses_a_baseline_only_compare() -> None:
         rke.discriminative_power(compared)
     with pytest.raises(InvalidOptionError, match="by="):
         rke.discriminative_power(_log(2), ["ndcg@10"])
+
+
+def test_queries_needed_refuses_repeated_rows_and_text_columns() -> None:
+    table = pl.DataFrame(
+        {"system": ["a", "a", "b"], "query": ["q", "q", "q"], "ndcg@10": [0.1, 0.2, 0.3]}
+    )
+    with pytest.raises(rke.DuplicateItemError, match="more than once"):
+        rke.queries_needed(table, delta=0.01)
+    text = _per_query(5).with_columns(pl.col("ndcg@10").cast(pl.String))
+    with pytest.raises(rke.ColumnTypeError, match="numeric"):
+        rke.queries_needed(text, delta=0.01)

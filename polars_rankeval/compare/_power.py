@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval.compare._stats import _scipy_stats
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.errors import ColumnTypeError, DuplicateItemError, InvalidOptionError
 
 # compare()'s output, by the columns discriminative_power and queries_needed read from it.
 _COMPARE_COLUMNS = frozenset({"metric", "baseline", "system", "significant", "delta", "test"})
@@ -327,7 +327,19 @@ def _from_per_query(
     if unknown or not names:
         msg = f"queries_needed: no metric column {unknown or names!r} in the per-query table"
         raise InvalidOptionError(msg)
+    not_numeric = [name for name in names if not frame.schema[name].is_numeric()]
+    if not_numeric:
+        msg = f"queries_needed: metric columns must be numeric, got {not_numeric!r}"
+        raise ColumnTypeError(msg)
     named = frame.with_columns(system_names(keys).alias("__rke_system"))
+    repeated = named.filter(pl.len().over("__rke_system", query) > 1)
+    if repeated.height:
+        example = repeated.row(0, named=True)
+        msg = (
+            f"queries_needed: system {example['__rke_system']!r} has {query!r} "
+            f"{example[query]!r} more than once; a per-query table has one row per (system, query)"
+        )
+        raise DuplicateItemError(msg)
     systems = named["__rke_system"].unique(maintain_order=True).sort().to_list()
     base = resolve_baseline(baseline, systems)
     pairs: list[_Pair] = []
