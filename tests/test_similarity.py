@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import re
@@ -349,3 +350,24 @@ def test_within_segments_equals_each_segment_alone() -> None:
     assert with_baseline["country"].unique().to_list() == ["de"]
     with pytest.raises(ColumnNotFoundError, match="within="):
         rke.similarity(log, metrics, by="system", within="region")
+
+
+@pytest.mark.parametrize("bucket_rows", [60, 400, 10**9])
+def test_buckets_of_queries_give_the_same_rows(
+    monkeypatch: pytest.MonkeyPatch, bucket_rows: int
+) -> None:
+    # Large logs are compared one bucket of queries at a time to bound memory; the number of
+    # buckets must not change any value (60 rows: a dozen buckets, some with one query).
+    # The package attribute `similarity` is the function; the module is in sys.modules.
+    similarity_module = importlib.import_module("polars_rankeval.similarity")
+
+    log = _generated(5)
+    names = ["rbo(p=0.9)", "rbo(p=0.8,output=min,ties=b)", "jaccard@5", "kendall_tau@5"]
+    whole = rke.similarity(log, names, by="system", per_query=True)
+    whole_means = rke.similarity(log, names, by="system")
+    monkeypatch.setattr(similarity_module, "BUCKET_ROWS", bucket_rows)
+    split = rke.similarity(log, names, by="system", per_query=True)
+    split_means = rke.similarity(log, names, by="system")
+    assert_frame_equal(split, whole, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    assert_frame_equal(split_means, whole_means, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    assert whole.height > 40
