@@ -17,9 +17,8 @@ printed.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import shutil
+from pathlib import Path
 
 import numpy as np
 import polars as pl
