@@ -49,8 +49,6 @@ observed one count as "at least as extreme". Infinite per-query values and two s
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -61,53 +59,38 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
 from polars_rankeval.compare._bootstrap import bootstrap as bootstrap
-from polars_rankeval.compare._corrections import Correction, adjust
+from polars_rankeval.compare._corrections import Correction, adjust_family
+from polars_rankeval.compare._corrections import adjust as adjust
 from polars_rankeval.compare._pairing import (
     SYSTEM_SEPARATOR as SYSTEM_SEPARATOR,
 )
 from polars_rankeval.compare._pairing import (
     Missing,
-    Pair,
     Table,
-    all_systems,
     check_pairable,
-    overall,
-    pairs,
     prepare,
     resolve_baseline,
+    system_names,
 )
 from polars_rankeval.compare._power import discriminative_power as discriminative_power
 from polars_rankeval.compare._power import queries_needed as queries_needed
-from polars_rankeval.compare._stats import (
-    _bootstrap,
-    _effect_size,
-    _scipy_stats,
-    _sign_p,
-    _t_interval,
-    _t_p,
-    _wilcoxon_p,
-    randomization_ps,
-    tukey_hsd_half_width,
-    tukey_hsd_p,
-    tukey_hsd_parametric_p,
-)
-from polars_rankeval.compare._stats import (
-    randomization_p as randomization_p,
-)
+from polars_rankeval.compare._rows import MULTI_SYSTEM_TESTS as MULTI_SYSTEM_TESTS
+from polars_rankeval.compare._rows import Test as Test
+from polars_rankeval.compare._rows import _Plan, _raw
+from polars_rankeval.compare._stats import randomization_p as randomization_p
+from polars_rankeval.compare._stats import tukey_hsd_p as tukey_hsd_p
+from polars_rankeval.compare._within import by_segment, empty_pairs_warning, segment_columns
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import evaluate, settings_for
-from polars_rankeval.meaning import LowerIsBetter, on_test_scale, summarise
+from polars_rankeval.meaning import LowerIsBetter
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 
-Test = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey", "tukey_hsd"]
 CorrectionScope = Literal["all", "metric"]
 
 TESTS: tuple[Test, ...] = (
     *("t", "wilcoxon", "sign", "randomization", "bootstrap", "tukey", "tukey_hsd"),
 )
-#: Tests over all systems at once, whose p-values control the family-wise error themselves.
-MULTI_SYSTEM_TESTS: tuple[Test, ...] = ("tukey", "tukey_hsd")
 CORRECTIONS: tuple[Correction, ...] = ("bonferroni", "holm", "fdr_bh")
 TEST_NAMES = {
     "t": "paired t-test",
@@ -153,163 +136,6 @@ COLUMNS = [
 ]
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The test settings of one call."""
-
-    test: Test
-    alpha: float
-    n_resamples: int
-    seed: int
-    missing: Missing
-
-
-def _by_size(pairs: list[Pair]) -> dict[int, list[int]]:
-    """Pair indices grouped by their number of queries (resampling draws are shared)."""
-    groups: dict[int, list[int]] = {}
-    for index, pair in enumerate(pairs):
-        groups.setdefault(pair.x.size, []).append(index)
-    return groups
-
-
-def _p_values(
-    pairs: list[Pair], plan: _Plan, joint: _Joint | None
-) -> tuple[list[float], list[tuple[float, float]]]:
-    """Each pair's p-value and interval of the mean difference."""
-    stats = _scipy_stats()
-    differences = [pair.differences for pair in pairs]
-    intervals = [_t_interval(d, plan.alpha, stats) for d in differences]
-    one_at_a_time = {"t": _t_p, "wilcoxon": _wilcoxon_p, "sign": _sign_p}
-    if plan.test in one_at_a_time:
-        return [one_at_a_time[plan.test](d, stats) for d in differences], intervals
-    if plan.test in MULTI_SYSTEM_TESTS:
-        assert joint is not None
-        shown = [
-            own if own is not None else t_interval
-            for own, t_interval in zip(joint.intervals, intervals, strict=True)
-        ]
-        return list(joint.p_values), shown
-    p_values = [math.nan] * len(pairs)
-    for n, indices in _by_size(pairs).items():
-        if n == 0:
-            continue
-        matrix = np.column_stack([differences[i] for i in indices])
-        if plan.test == "randomization":
-            found = randomization_ps(matrix, plan.n_resamples, plan.seed)
-        else:
-            low, high, found = _bootstrap(matrix, plan.n_resamples, plan.seed, plan.alpha)
-            for position, i in enumerate(indices):
-                intervals[i] = (float(low[position]), float(high[position]))
-        for i, p in zip(indices, found, strict=True):
-            p_values[i] = float(p)
-    return p_values, intervals
-
-
-@dataclass(frozen=True)
-class _Joint:
-    """What a test over all systems at once gives each pair: its p and, maybe, its interval."""
-
-    p_values: list[float]
-    intervals: list[tuple[float, float] | None]
-
-
-def _multi_system_pairs(
-    table: Table, baseline: str | None, plan: _Plan
-) -> tuple[list[Pair], _Joint]:
-    """Pairs over the queries every system has, and their Tukey HSD p-values.
-
-    The parametric Tukey HSD also gives Tukey's simultaneous intervals of the mean
-    differences; the randomized one keeps the paired t-interval.
-    """
-    systems = table.systems
-    found: list[Pair] = []
-    joint = _Joint([], [])
-    for metric in table.metrics:
-        meaning = table.meanings[metric]
-        scores, complete = all_systems(table, metric, plan.missing)
-        matrix = scores[complete]
-        p = np.full((len(systems), len(systems)), np.nan)
-        half_width = math.nan
-        if matrix.shape[0]:
-            on_scale = on_test_scale(matrix, meaning.summary)
-            if plan.test == "tukey":
-                p = tukey_hsd_p(on_scale, plan.n_resamples, plan.seed)
-            else:
-                p = tukey_hsd_parametric_p(on_scale)
-                half_width = tukey_hsd_half_width(on_scale, plan.alpha)
-        for i, j in itertools.combinations(range(len(systems)), 2):
-            if baseline is not None and baseline not in (systems[i], systems[j]):
-                continue
-            first, second = (j, i) if systems[j] == baseline else (i, j)
-            either = ~np.isnan(scores[:, first]) | ~np.isnan(scores[:, second])
-            found.append(
-                Pair(
-                    metric,
-                    meaning,
-                    systems[first],
-                    systems[second],
-                    matrix[:, first],
-                    matrix[:, second],
-                    int(either.sum() - complete.sum()),
-                )
-            )
-            joint.p_values.append(float(p[first, second]))
-            if plan.test == "tukey_hsd":
-                centre = float(found[-1].differences.mean()) if matrix.shape[0] else math.nan
-                joint.intervals.append((centre - half_width, centre + half_width))
-            else:
-                joint.intervals.append(None)
-    return found, joint
-
-
-def _rows(
-    table: Table, pairs: list[Pair], plan: _Plan, joint: _Joint | None
-) -> list[dict[str, Any]]:
-    p_values, intervals = _p_values(pairs, plan, joint)
-    totals = {metric: overall(table, metric, plan.missing) for metric in table.metrics}
-    rows = []
-    for pair, p, (low, high) in zip(pairs, p_values, intervals, strict=True):
-        d = pair.differences
-        n = d.size
-        meaning = pair.meaning
-        # Positive means "the system is better", whichever way the metric points.
-        oriented = meaning.oriented(d)
-        baseline_mean = summarise(pair.x, meaning.summary) if n else math.nan
-        system_mean = summarise(pair.y, meaning.summary) if n else math.nan
-        base_total, system_total = (
-            totals[pair.metric][pair.baseline],
-            totals[pair.metric][pair.system],
-        )
-        rows.append(
-            {
-                "metric": pair.metric,
-                "baseline": pair.baseline,
-                "system": pair.system,
-                "higher_is_better": meaning.higher_is_better,
-                "summary": meaning.summary,
-                "n_queries": n,
-                "n_dropped": pair.n_dropped,
-                "baseline_mean": baseline_mean,
-                "system_mean": system_mean,
-                "delta": system_mean - baseline_mean,
-                "ci_low": low,
-                "ci_high": high,
-                "effect_size": _effect_size(d),
-                "p_value": p,
-                "wins": int((oriented > 0).sum()),
-                "ties": int((d == 0).sum()),
-                "losses": int((oriented < 0).sum()),
-                "test_scale": "log" if meaning.summary == "gm" else "value",
-                "direction_source": meaning.source,
-                "baseline_overall": base_total.value,
-                "system_overall": system_total.value,
-                "baseline_queries": base_total.queries,
-                "system_queries": system_total.queries,
-            }
-        )
-    return rows
-
-
 def _check_number(option: str, value: object, low: float, high: float | None = None) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > low
     if ok and high is not None:
@@ -324,6 +150,7 @@ def compare_per_query(
     per_query: pl.DataFrame | pl.LazyFrame,
     *,
     by: str | Sequence[str],
+    within: str | Sequence[str] | None = None,
     query: str = "query",
     metrics: Sequence[str] | None = None,
     baseline: object = None,
@@ -347,6 +174,13 @@ def compare_per_query(
     by
         The column(s) whose values are the systems. With several columns a system is named by
         its values joined with ``" / "`` (e.g. ``"bm25 / 2024-06-01"``).
+    within
+        Segment column(s) (e.g. ``"activity"``): the systems are compared inside each segment
+        (each combination of their values, null included), exactly as if the segment were the
+        whole table, and the output starts with these columns. The correction still runs over
+        the whole family (every segment, as ``correction_scope`` says). A segment with one
+        system or without the baseline, and a pair with no shared query in a segment, are left
+        out with an :class:`~polars_rankeval.errors.EmptyEvaluationWarning` naming them.
     query
         The query id column.
     metrics
@@ -364,8 +198,9 @@ def compare_per_query(
         ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"`` or None. Not applied to the
         Tukey tests, whose p-values already control the family-wise error.
     correction_scope
-        ``"all"``: one family of every comparison in the call, across systems and metrics;
-        ``"metric"``: one family per metric (as PyTerrier).
+        ``"all"``: one family of every comparison in the call, across systems, metrics and
+        segments; ``"metric"``: one family per metric (as PyTerrier), across systems and
+        segments.
     alpha
         Significance level: ``significant`` is ``p_adjusted < alpha`` and the intervals are at
         ``1 − alpha``.
@@ -385,7 +220,8 @@ def compare_per_query(
     Returns
     -------
     pl.DataFrame
-        One row per ``(metric, baseline, system)``: ``higher_is_better, summary`` (the
+        One row per ``(metric, baseline, system)`` (per segment with ``within``, whose
+        columns come first): ``higher_is_better, summary`` (the
         metric's direction and summary rule), ``n_queries, n_dropped, baseline_mean,
         system_mean`` (each system's summary over the paired queries), ``delta`` (system −
         baseline), ``ci_low, ci_high`` (interval of the mean difference on the test scale),
@@ -420,8 +256,11 @@ def compare_per_query(
     plan, correction, correction_scope = _settings(
         test, correction, correction_scope, alpha, n_resamples, seed, missing
     )
-    table = prepare(per_query, by, query, metrics, lower_is_better=lower_is_better)
-    return _compare(table, baseline, plan, correction, correction_scope)
+    frame = as_polars(per_query, "per_query")
+    frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+    keys = [by] if isinstance(by, str) else list(by)
+    checked = _Checked(keys, query, metrics, lower_is_better)
+    return _compare(frame, checked, within, baseline, plan, correction, correction_scope)
 
 
 def _settings(  # noqa: PLR0917  (one call site, in compare's own keyword order)
@@ -451,52 +290,85 @@ def _settings(  # noqa: PLR0917  (one call site, in compare's own keyword order)
     return plan, chosen_correction, scope
 
 
-def _compare(
-    table: Table,
+@dataclass(frozen=True)
+class _Checked:
+    """How the per-query table is read: its keys, metric columns and their meanings."""
+
+    keys: list[str]
+    query: str
+    metrics: Sequence[str] | None
+    lower_is_better: LowerIsBetter = None
+    known: dict[str, Metric] | None = None
+
+    def prepare(self, frame: pl.DataFrame) -> Table:
+        return prepare(
+            frame,
+            self.keys,
+            self.query,
+            self.metrics,
+            lower_is_better=self.lower_is_better,
+            known=self.known,
+        )
+
+
+def _compare(  # noqa: PLR0917  (compare's own options, checked)
+    frame: pl.DataFrame,
+    checked: _Checked,
+    within: object,
     baseline: object,
     plan: _Plan,
     correction: Correction | None,
     correction_scope: CorrectionScope,
 ) -> pl.DataFrame:
-    chosen = resolve_baseline(baseline, table.systems)
-    if len(table.systems) < 2:
-        msg = f"compare needs at least two systems in by={table.keys}, found {table.systems}"
+    keys, query = checked.keys, checked.query
+    if within is None:
+        table = checked.prepare(frame)
+        systems = table.systems
+    else:
+        segments = segment_columns(within, frame.columns, keys, query, reserved=COLUMNS)
+        # The columns and metrics checked once, on no rows, before any segment is compared.
+        checked.prepare(frame.drop(segments).clear())
+        named = frame.select(system_names(keys).unique().drop_nulls().sort())
+        systems = named.to_series().to_list()
+    chosen = resolve_baseline(baseline, systems)
+    if len(systems) < 2:
+        msg = f"compare needs at least two systems in by={keys}, found {systems}"
         raise InvalidOptionError(msg)
-    joint = None
-    if plan.test in MULTI_SYSTEM_TESTS:
-        found, joint = _multi_system_pairs(table, chosen, plan)
+    if within is None:
+        raw = _raw(table, chosen, plan)
+        empty_pairs_warning(raw, frame, keys, query)
     else:
-        found = pairs(table, chosen, plan.missing)
-    rows = _rows(table, found, plan, joint)
-    frame = pl.DataFrame(
-        rows,
-        schema_overrides={
-            "p_value": pl.Float64,
-            "higher_is_better": pl.Boolean,
-            "baseline_overall": pl.Float64,
-            "system_overall": pl.Float64,
-        },
-    )
+        raw = by_segment(
+            frame, segments, chosen, checked.prepare, lambda part: _raw(part, chosen, plan)
+        )
+    return _finish(raw, plan, correction, correction_scope)
+
+
+def _finish(
+    frame: pl.DataFrame,
+    plan: _Plan,
+    correction: Correction | None,
+    correction_scope: CorrectionScope,
+) -> pl.DataFrame:
+    """The correction over the whole family of rows (every segment), and the settings."""
     p = frame["p_value"].to_numpy()
+    # Tukey's p-values control the family-wise error themselves: no correction applies.
     corrected = plan.test not in MULTI_SYSTEM_TESTS and correction is not None
-    if not corrected:
-        adjusted = p.copy()
-    elif correction_scope == "all":
-        adjusted = adjust(p, correction)
-    else:
-        adjusted = p.copy()
-        for metric in table.metrics:
-            mask = (frame["metric"] == metric).to_numpy()
-            adjusted[mask] = adjust(p[mask], correction)
+    adjusted = adjust_family(
+        p,
+        frame["metric"].to_numpy(),
+        correction if corrected else None,
+        per_metric=correction_scope == "metric",
+    )
+    segments = [name for name in frame.columns if name not in COLUMNS]
     return frame.with_columns(
         pl.Series("p_adjusted", adjusted, dtype=pl.Float64),
         pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) < plan.alpha, dtype=pl.Boolean),
         pl.lit(plan.test).alias("test"),
         pl.lit(plan.missing).alias("missing"),
-        # Tukey's p-values control the family-wise error themselves: no correction applies.
         pl.lit(correction if corrected else "none").alias("correction"),
         pl.lit(plan.alpha).alias("alpha"),
-    ).select(COLUMNS)
+    ).select(*segments, *COLUMNS)
 
 
 def compare(
@@ -504,6 +376,7 @@ def compare(
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
     by: str | Sequence[str],
+    within: str | Sequence[str] | None = None,
     baseline: object = None,
     test: Test = "t",
     correction: Correction | None = "holm",
@@ -516,8 +389,9 @@ def compare(
 ) -> pl.DataFrame:
     """Evaluate ``log`` per query and compare its systems (the values of ``by``), paired by query.
 
-    ``evaluate(log, metrics, per_query=True, by=by, **evaluate_keywords)`` followed by
-    :func:`compare_per_query`; see there for the options and the output.
+    ``evaluate(log, metrics, per_query=True, by=[*within, *by], **evaluate_keywords)``
+    followed by :func:`compare_per_query`; see there for the options (``within=`` compares
+    the systems inside each segment) and the output.
 
     Examples
     --------
@@ -554,7 +428,12 @@ def compare(
     keys = [by] if isinstance(by, str) else list(by)
     check_pairable(labels, known)
     data = as_polars(log, "log")
-    evaluated = evaluate(data, metrics, per_query=True, by=by, **evaluate_keywords)  # type: ignore[type-var]
+    segments: list[str] = []
+    if within is not None:
+        segments = segment_columns(
+            within, data.collect_schema().names(), keys, query, reserved=COLUMNS
+        )
+    evaluated = evaluate(data, metrics, per_query=True, by=[*segments, *keys], **evaluate_keywords)  # type: ignore[type-var]
     per_query = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
-    table = prepare(per_query, keys, query, labels, known=known)
-    return _compare(table, baseline, plan, correction, correction_scope)
+    checked = _Checked(keys, query, labels, known=known)
+    return _compare(per_query, checked, within, baseline, plan, correction, correction_scope)

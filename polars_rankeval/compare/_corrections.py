@@ -39,3 +39,26 @@ def adjust(p_values: np.ndarray, correction: Correction | None) -> np.ndarray:
         result[order] = np.minimum(1.0, steps)
     adjusted[valid] = result
     return adjusted
+
+
+def adjust_family(
+    p_values: np.ndarray, metrics: np.ndarray, correction: Correction | None, per_metric: bool
+) -> np.ndarray:
+    """Adjusted p-values of every comparison of a call: one family, or one per metric.
+
+    ``metrics`` holds each p-value's metric; with ``per_metric`` each metric's p-values are
+    their own family (``correction_scope="metric"``), across every system pair and segment.
+
+    Examples
+    --------
+    >>> p = np.array([0.01, 0.04, 0.03])
+    >>> adjust_family(p, np.array(["a", "b", "a"]), "holm", per_metric=True).round(4).tolist()
+    [0.02, 0.04, 0.03]
+    """
+    if not per_metric:
+        return adjust(p_values, correction)
+    adjusted = np.array(p_values, dtype=np.float64)
+    for metric in dict.fromkeys(metrics.tolist()):
+        mask = metrics == metric
+        adjusted[mask] = adjust(adjusted[mask], correction)
+    return adjusted
