@@ -13,6 +13,10 @@ the first 600 queries, hive-partitioned by day (even queries on 2024-06-01, odd 
 2024-06-02) and by system (``model=``), for the examples that scan partitioned folders. It is
 small (about 200 KB) so that it can be committed and a fresh clone runs those examples as
 printed.
+
+``data/trec/run.txt`` and ``data/trec/qrels.txt`` are trec_eval's own test collection
+(``tests/data/results.test`` and ``qrels.test``, NIST's, see ``tests/data/LICENSE-NIST.md``),
+copied unchanged under the names the TREC examples use, so their numbers are trec_eval's.
 """
 
 from __future__ import annotations
@@ -64,6 +68,19 @@ def make_sample(seed: int = 7) -> pl.DataFrame:
     return pl.concat(frames).sort("system", "query", "item")
 
 
+TREC_FILES = {"run.txt": "results.test", "qrels.txt": "qrels.test"}
+
+
+def write_trec(root: Path) -> list[Path]:
+    """Copy trec_eval's test collection from ``tests/data`` to ``root`` (run.txt, qrels.txt)."""
+    tests_data = Path(__file__).resolve().parents[1] / "tests" / "data"
+    root.mkdir(exist_ok=True)
+    written = []
+    for name, source in TREC_FILES.items():
+        written.append(Path(shutil.copyfile(tests_data / source, root / name)))
+    return written
+
+
 def write_logs(sample: pl.DataFrame, root: Path) -> list[Path]:
     """Write the first ``LOG_QUERIES`` queries of ``sample`` as ``date=/model=/part.parquet``.
 
@@ -98,3 +115,5 @@ if __name__ == "__main__":
     print(f"wrote {out}")
     parts = write_logs(sample, Path(__file__).with_name("logs"))
     print(f"wrote {len(parts)} partitions under {parts[0].parents[2]}")
+    trec = write_trec(Path(__file__).with_name("trec"))
+    print(f"wrote {', '.join(str(path) for path in trec)}")
