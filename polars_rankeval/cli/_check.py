@@ -1,0 +1,204 @@
+"""``rank-eval check``: a regression gate for CI jobs and batch scripts.
+
+``rank-eval check CANDIDATE --baseline BASELINE [--qrels QRELS] --fail-if "ndcg@10 < -0.005"
+[--fail-if-significant] [--min recall@100=0.8] [--fail-on-missing-queries]`` runs
+:func:`polars_rankeval.check`. Exit status 0: every rule holds; 1: a rule is broken; 2: a
+mistake in the command or the inputs (one line on stderr). With ``$GITHUB_STEP_SUMMARY`` set,
+the Markdown summary is appended to that file as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from polars_rankeval.cli._args import _Parser
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
+from polars_rankeval.cli._output import _write
+from polars_rankeval.compare import CORRECTIONS, TESTS
+from polars_rankeval.gate import check
+
+EXIT_FAILED = 1
+_FORMATS = ("text", "json", "markdown")
+# Files read as tables (a log or a per-query table); anything else is a TREC run with --qrels.
+_TABLE_SUFFIXES = {".parquet", ".csv", ".tsv", ".ndjson", ".jsonl", ".arrow", ".ipc"}
+
+_EPILOG = """\
+examples:
+  # nightly: store the baseline's per-query values once
+  rank-eval prod.parquet -m ndcg@10,recall@100 --per-query -o baseline.parquet
+  # in CI: fail on a drop of more than 0.005, or a significant loss, or recall below 0.8
+  rank-eval check candidate.parquet --baseline baseline.parquet \\
+      --fail-if "ndcg@10 < -0.005" --fail-if-significant --min recall@100=0.8
+  # TREC runs
+  rank-eval check new.run --baseline old.run --qrels qrels.txt --fail-if "map < -1%"
+
+exit status: 0 pass, 1 a rule is broken, 2 a mistake in the command or its inputs
+"""
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rank-eval check",
+        description="Check a candidate against a baseline with regression rules (a CI gate).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "candidate",
+        metavar="CANDIDATE",
+        help="a log or a per-query table (Parquet/CSV), or with --qrels a TREC run",
+    )
+    parser.add_argument(
+        "--baseline",
+        required=True,
+        metavar="BASELINE",
+        help="the same kinds: a log, a per-query table written by rank-eval ... --per-query -o, "
+        "or with --qrels a TREC run",
+    )
+    parser.add_argument("--qrels", help="TREC qrels for the TREC runs among the inputs")
+    parser.add_argument(
+        "-m",
+        "--metrics",
+        action="append",
+        default=None,
+        help="comma-separated metrics to check (default: those the rules name, else every "
+        "metric of a per-query baseline); repeatable",
+    )
+    parser.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="'METRIC OP NUMBER' on the change candidate - baseline, OP one of < <= > >=: "
+        "'ndcg@10 < -0.005'; with %% relative to the baseline: 'map < -1%%'; repeatable",
+    )
+    parser.add_argument(
+        "--fail-if-significant",
+        action="store_true",
+        help="fail on a change in a metric's worse direction that the paired test finds "
+        "significant (after --correction)",
+    )
+    parser.add_argument(
+        "--min",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="the candidate's value must be at least VALUE (repeatable)",
+    )
+    parser.add_argument(
+        "--max",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="the candidate's value must be at most VALUE (repeatable)",
+    )
+    parser.add_argument(
+        "--fail-on-missing-queries",
+        action="store_true",
+        help="fail when a baseline query is not in the candidate",
+    )
+    parser.add_argument("--test", choices=TESTS, default="t", help="paired test (default t)")
+    parser.add_argument(
+        "--correction",
+        choices=[*CORRECTIONS, "none"],
+        default="holm",
+        help="correction of the p-values across the metrics (default holm)",
+    )
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    parser.add_argument("--resamples", type=int, default=10_000, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--by",
+        default="system",
+        help="the system column of an input holding several systems (default system)",
+    )
+    parser.add_argument("--candidate-system", help="the candidate's system in its input")
+    parser.add_argument("--baseline-system", help="the baseline's system in its input")
+    parser.add_argument(
+        "--convention", default="trec_eval", help="a tool's definitions (default trec_eval)"
+    )
+    for role in ("query", "item", "score", "relevance"):
+        parser.add_argument(f"--{role}", default=role, help=f"{role} column (default {role})")
+    parser.add_argument("--format", choices=_FORMATS, default="text", help="default text")
+    parser.add_argument("-o", "--output", help="write to this file instead of stdout")
+    return parser
+
+
+def _bounds(values: list[str], option: str) -> dict[str, float]:
+    """``--min recall@100=0.8`` (repeatable) as a mapping."""
+    out: dict[str, float] = {}
+    for value in values:
+        name, sep, number = value.rpartition("=")
+        try:
+            bound = float(number)
+        except ValueError:
+            bound = math.nan
+        if not sep or not name.strip() or math.isnan(bound):
+            msg = f"{option} takes METRIC=VALUE, e.g. {option} recall@100=0.8, got {value!r}"
+            raise CliError(msg)
+        out[name.strip()] = bound
+    return out
+
+
+def _read(path: str, qrels: str | None, role: str) -> pl.LazyFrame:
+    if Path(path.rstrip("*")).suffix.lower() in _TABLE_SUFFIXES or Path(path).is_dir():
+        return _scan(path)
+    if qrels is None:
+        msg = (
+            f"{path}: the {role} is not a table file ({', '.join(sorted(_TABLE_SUFFIXES))}); "
+            "for a TREC run give --qrels QRELS"
+        )
+        raise CliError(msg)
+    return _read_trec(path, qrels)
+
+
+def _run_check(argv: Sequence[str]) -> int:
+    """Run ``rank-eval check``; returns 0 (pass) or 1 (a rule broken)."""
+    args = _check_parser().parse_args(argv)
+    floors, ceilings = _bounds(args.min, "--min"), _bounds(args.max, "--max")
+    if not 0 < args.alpha < 1:
+        msg = f"--alpha must be in (0, 1), got {args.alpha}"
+        raise CliError(msg)
+    _check_output(args.output, [args.candidate, args.baseline, args.qrels])
+    inputs = [args.candidate, args.baseline]
+    with _input_errors_named(inputs, [*inputs, args.qrels] if args.qrels else []):
+        candidate = _read(args.candidate, args.qrels, "candidate")
+        baseline = _read(args.baseline, args.qrels, "baseline")
+        result = check(
+            candidate,
+            baseline,
+            args.metrics,
+            fail_if=args.fail_if,
+            fail_if_significant=args.fail_if_significant,
+            floors=floors,
+            ceilings=ceilings,
+            fail_on_missing_queries=args.fail_on_missing_queries,
+            test=args.test,
+            correction=None if args.correction == "none" else args.correction,
+            alpha=args.alpha,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            by=args.by,
+            candidate_system=args.candidate_system,
+            baseline_system=args.baseline_system,
+            query=args.query,
+            item=args.item,
+            score=args.score,
+            relevance=args.relevance,
+            convention=args.convention,
+        )
+    rendered = {"text": result.text, "json": result.json, "markdown": result.markdown}
+    _write(rendered[args.format](), args.output)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        # GitHub Actions shows this file on the job's page; other steps append to it too.
+        with Path(summary).open("a", encoding="utf-8") as handle:
+            handle.write(result.markdown())
+    return 0 if result.passed else EXIT_FAILED
