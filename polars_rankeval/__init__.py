@@ -36,6 +36,7 @@ from polars_rankeval.errors import (
 )
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.expr import metric_expr
+from polars_rankeval.gate import CheckResult, check
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
 from polars_rankeval.lists import from_lists
 from polars_rankeval.metrics import Metric
@@ -48,6 +49,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BootstrapBiasWarning",
+    "CheckResult",
     "ColumnNotFoundError",
     "ColumnTypeError",
     "ColumnValueError",
@@ -68,6 +70,7 @@ __all__ = [
     "UnknownMetricError",
     "__version__",
     "bootstrap",
+    "check",
     "compare",
     "compare_per_query",
     "discriminative_power",

@@ -5,8 +5,10 @@ paired significance tests instead: :func:`polars_rankeval.compare` and
 :func:`polars_rankeval.report.report` from the shell. ``rank-eval agreement QRELS_A QRELS_B``
 measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement`), and
 ``rank-eval similarity LOG --by system`` how different two systems' lists are
-(:func:`polars_rankeval.similarity`). A log file that is itself named ``compare``,
-``agreement`` or ``similarity`` is evaluated with ``rank-eval ./compare``.
+(:func:`polars_rankeval.similarity`). ``rank-eval check CANDIDATE --baseline BASELINE
+--fail-if "ndcg@10 < -0.005"`` is a regression gate (:func:`polars_rankeval.check`): exit status
+1 when a rule is broken. A log file that is itself named ``compare``, ``agreement``,
+``similarity`` or ``check`` is evaluated with ``rank-eval ./compare``.
 
 Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
 naming the file or option at fault (never a traceback).
@@ -31,6 +33,7 @@ import polars as pl
 from polars_rankeval._spill import cleanup_on_sigterm
 from polars_rankeval.cli._agreement import _run_agreement
 from polars_rankeval.cli._args import _output_format, _parser, _split_by
+from polars_rankeval.cli._check import _run_check
 from polars_rankeval.cli._compare import _run_compare
 from polars_rankeval.cli._constants import (
     _COLUMN_ROLES,
@@ -168,6 +171,8 @@ def _ndeval_run(args: argparse.Namespace, data: pl.LazyFrame) -> tuple[str, list
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (0, or 2 on any mistake).
 
+    ``rank-eval check`` returns 1 when one of its rules is broken.
+
     ``compare`` as the first argument runs ``rank-eval compare``; anything else evaluates.
     Ctrl-C prints ``rank-eval: interrupted`` and returns 130; SIGTERM removes any spill and
     ends the process by SIGTERM (exit status 143).
@@ -175,8 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         with cleanup_on_sigterm(), _warnings_as_lines():
+            status = 0
             if arguments[:1] == ["compare"]:
                 _run_compare(arguments[1:])
+            elif arguments[:1] == ["check"]:
+                status = _run_check(arguments[1:])
             elif arguments[:1] == ["agreement"]:
                 _run_agreement(arguments[1:])
             elif arguments[:1] == ["similarity"]:
@@ -199,6 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "compare many systems with a test other than tukey"
         )
     else:
-        return 0
+        return status
     print(f"rank-eval: error: {_one_line(message)}", file=sys.stderr)
     return EXIT_ERROR
