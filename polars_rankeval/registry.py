@@ -9,7 +9,6 @@ ranking pass. Options are the keyword arguments of the metric's builder in
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -18,9 +17,12 @@ from typing import Any
 
 from polars_rankeval import metrics as m
 from polars_rankeval._columns import check_relevance_level
+from polars_rankeval._did_you_mean import fixed_cutoff, unknown_metric_message, unreadable_hint
+from polars_rankeval._metric_lists import metric_list, split_metrics
 from polars_rankeval.context import check_ties
 from polars_rankeval.conventions import CONVENTIONS, Convention
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
+from polars_rankeval.irm_names import _FAMILIES as _IRM_FAMILIES
 from polars_rankeval.irm_names import is_ir_measures_name, translate
 from polars_rankeval.metrics._base import Metric, with_option
 
@@ -451,14 +453,16 @@ def family_options(name: str) -> list[str]:
     return _FAMILIES[_ALIASES.get(name, name)].options()
 
 
-def _suggest(name: str) -> str:
-    candidates = [
-        f"{n}@k" if _FAMILIES[_ALIASES.get(n, n)].cutoff == "required" else n
-        for n in known_metrics()
-    ]
-    close = difflib.get_close_matches(name, [c.removesuffix("@k") for c in candidates], n=3)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown metric {name!r}{hint} Known metrics: {', '.join(candidates)}"
+def _suggest(name: str, spec: str) -> str:
+    """The unknown-metric error: the closest few spellings (ours, ir_measures'), not all."""
+    spellings = {**{family: family for family in _FAMILIES}, **_ALIASES}
+    cutoffs = {family: rule.cutoff for family, rule in _FAMILIES.items()}
+    foreign = {  # α_nDCG is a name one reads, not one to suggest typing
+        name: family
+        for name, family in _IRM_FAMILIES.items()
+        if family in _FAMILIES and name.isascii()
+    }
+    return unknown_metric_message(name, spec, spellings, cutoffs, foreign)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -513,8 +517,14 @@ def _parse_cutoffs(text: str, spec: str) -> list[int]:
     cutoffs = []
     for part in text.split(","):
         if not re.fullmatch(r"\s*\d+\s*", part):
+            hint, fixed = "", fixed_cutoff(part)
+            if fixed is not None:  # map@1O: the cutoffs follow the last "@"
+                head, _, tail = spec.rpartition("@")
+                tail = re.sub(re.escape(part.strip()), fixed, tail, count=1, flags=re.I)
+                hint = f"; did you mean {f'{head}@{tail}'!r}?"
             msg = (
-                f"cutoff in metric {spec!r} must be positive integers, e.g. 'ndcg@10' or '@1,5,10'"
+                f"cutoff in metric {spec!r} must be positive integers, e.g. 'ndcg@10' or "
+                f"'@1,5,10'{hint}"
             )
             raise InvalidOptionError(msg)
         digits = part.strip().lstrip("0")
@@ -556,7 +566,9 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
         return [(spec, parameterised)]
     match = _SPEC.match(spec.lower())
     if match is None:
-        msg = f"cannot read metric {text!r}; expected e.g. 'ndcg@10', 'map' or 'ndcg@5,10'"
+        trec_names = trec_measure_names([spec]) if "." in spec else None  # P.5,10 is -m's
+        hint = unreadable_hint(spec, _IRM_FAMILIES, trec_names)
+        msg = f"cannot read metric {text!r}; expected e.g. 'ndcg@10', 'map' or 'ndcg@5,10'{hint}"
         raise InvalidOptionError(msg)
     name = match["name"]
     cutoffs: list[int | None] = [None]
@@ -570,7 +582,7 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
     canonical = _ALIASES.get(name, name)
     family = _FAMILIES.get(canonical)
     if family is None:
-        raise UnknownMetricError(_suggest(name))
+        raise UnknownMetricError(_suggest(spec[: len(match["name"])], spec))
     if family.cutoff == "none" and match["cutoffs"] is not None:
         msg = f"metric {canonical!r} takes no cutoff; use {canonical!r} instead of {text!r}"
         raise InvalidOptionError(msg)
@@ -599,22 +611,16 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
 def split_metric_list(text: str) -> list[str]:
     """Split ``"ndcg@1,5,10,map,err@5(max_grade=3,transform=exp)"`` into metric strings.
 
-    A comma separates metrics unless it sits inside parentheses or braces, or the next part is a
-    cutoff (digits) continuing a sweep.
+    The command line's name for :func:`polars_rankeval._metric_lists.split_metrics`: a comma
+    separates metrics unless it sits inside brackets or quotes, or the next part is a number
+    continuing a sweep (or one of trec_eval's parameter lists).
 
     Examples
     --------
     >>> split_metric_list("ndcg@1,5,10,map,err@5(max_grade=3,transform=exp)")
     ['ndcg@1,5,10', 'map', 'err@5(max_grade=3,transform=exp)']
     """
-    merged: list[str] = []
-    for part in _split_top_level(text):
-        # "10" or "10(...)" continues a sweep; "11pt_avg" is a metric of its own.
-        if re.match(r"\d+(\(|$)", part) and merged and "@" in merged[-1]:
-            merged[-1] = f"{merged[-1]},{part}"
-        else:
-            merged.append(part)
-    return merged
+    return split_metrics(text)  # the one splitter of the API and the command line
 
 
 def parse_metric(text: str) -> Metric:
@@ -676,10 +682,12 @@ def resolve_metrics(specs: object, convention: Convention = _TREC) -> list[tuple
     Strings keep their exact spelling as the output name (a sweep gives one name per cutoff);
     Metric objects use ``Metric.name``.
     """
-    if isinstance(specs, (str, Metric, MetricRequest)):
+    given = specs
+    if isinstance(specs, (Metric, MetricRequest)):
         specs = [specs]
-    if not isinstance(specs, (list, tuple)) or not specs:
-        msg = f"metrics must be a non-empty list such as ['ndcg@10', 'map'], got {specs!r}"
+    specs = metric_list(specs)  # "ndcg@10,map" is two metrics, as the command line's -m
+    if not isinstance(specs, list) or not specs:
+        msg = f"metrics must be a non-empty list such as ['ndcg@10', 'map'], got {given!r}"
         raise InvalidOptionError(msg)
     resolved: list[tuple[str, Metric]] = []
     for spec in specs:
