@@ -2,16 +2,57 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 import time
 from types import TracebackType
 from typing import Any
 
 
-def _tqdm_class() -> Any:
-    """``tqdm.auto.tqdm`` (a widget in Jupyter), or None when tqdm is not installed."""
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel that draws widgets (tqdm.autonotebook's test).
+
+    Notebook, JupyterLab, VS Code, Colab and JupyterLite do; the Qt console and Spyder do not.
+    """
+    if "ipykernel.zmqshell" in sys.modules:
+        if any(key == "QT_API" or key.startswith("SPYDER") for key in os.environ):
+            return False
+        ipython = sys.modules.get("IPython")
+        shell = getattr(ipython, "get_ipython", lambda: None)()
+        return shell is not None and not any(
+            console in type(shell).__name__.lower() for console in ("qt", "spyder")
+        )
+    return "IPython.utils._process_emscripten" in sys.modules
+
+
+def _widget_class() -> Any:
+    """``tqdm.notebook.tqdm`` when ipywidgets imports, else None.
+
+    Asked before tqdm is: ``tqdm.auto`` would warn "IProgress not found" (a TqdmWarning) and
+    fall back to text when ipywidgets is missing, and ``tqdm.notebook`` raise.
+    """
     try:
-        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
+        importlib.import_module("ipywidgets")
+        notebook = importlib.import_module("tqdm.notebook")
+    except ImportError:
+        return None
+    # tqdm.notebook looked for the widget when it was first imported
+    return notebook.tqdm if getattr(notebook, "IProgress", None) is not None else None
+
+
+def _tqdm_class() -> Any:
+    """The bar for a stderr that is not a terminal, or None for our own line.
+
+    In a notebook with ipywidgets, tqdm's widget; elsewhere (a notebook without ipywidgets, a
+    log file) tqdm's text bar; None when tqdm is not installed. Never ``tqdm.auto``, whose
+    guess warns.
+    """
+    widget = _widget_class() if _in_notebook() else None
+    if widget is not None:
+        return widget
+    try:
+        from tqdm.std import tqdm  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return None
     return tqdm
@@ -22,9 +63,9 @@ class Progress:
 
     With ``spill=True`` the first step is the spill (the input written into its hash buckets),
     shown as ``spill``; then one step per pass. ``enabled=None`` shows the bar only when stderr is a
-    terminal (so logs and CI stay clean); True forces it and False silences it. A forced bar
-    where stderr is not a terminal (a Jupyter notebook) is ``tqdm.auto``'s when tqdm is
-    installed, since a carriage-return line does not redraw there.
+    terminal (so logs, CI and notebooks stay clean); True forces it and False silences it. A
+    forced bar where stderr is not a terminal is tqdm's when tqdm is installed: its widget in a
+    Jupyter notebook with ipywidgets, else its text bar (never a TqdmWarning).
     """
 
     def __init__(

@@ -728,7 +728,8 @@ def evaluate(
     progress
         Progress bar on stderr when evaluation runs in several passes: None (default) shows it
         only when stderr is a terminal, False never, True always. Where stderr is not a
-        terminal (Jupyter), a forced bar is ``tqdm.auto``'s when tqdm is installed.
+        terminal, a forced bar is tqdm's when tqdm is installed: a widget in a Jupyter notebook
+        with ipywidgets, else a text bar, without tqdm's "IProgress not found" warning.
     spill_dir
         Where the passes write their hash buckets (Parquet, about the input's size, removed
         when the evaluation ends, fails or is interrupted); the system's temporary directory
