@@ -26,6 +26,7 @@ import polars_rankeval as rke
 from polars_rankeval import cli
 from polars_rankeval.cli import _evaluation as cli_evaluation
 from polars_rankeval.cli import main as cli_main
+from polars_rankeval.cli._compact import compact
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample.parquet"
@@ -300,25 +301,19 @@ def test_report_formats(capsys, small_path, expected_small, fmt):
     assert out.rstrip("\n") == str(rke.report(expected_small, fmt, digits=2)).rstrip("\n")
 
 
-def test_markdown_is_the_default(capsys, small_path, expected_small):
-    code, out, _ = run_compare(capsys, small_path, "--by", "system", "-m", METRICS)
-    assert code == 0
-    assert out.rstrip("\n") == str(rke.report(expected_small)).rstrip("\n")
-
-
-def test_table_format_prints_the_frame(capsys, small_path, expected_small):
-    args = [small_path, "--by", "system", "-m", METRICS, "-f", "table"]
+def test_the_compact_table_is_the_default(capsys, small_path, expected_small):
+    # The layout itself is tested in tests/test_cli_compare_compact.py.
+    args = [small_path, "--by", "system", "-m", METRICS]
     code, out, _ = run_compare(capsys, *args)
     assert code == 0
-    lines = out.splitlines()
-    header = [name.strip() for name in lines[1].strip("│").split("┆")]
-    assert header == expected_small.columns  # names whole, not wrapped
-    rows = [line for line in lines if line.startswith("│")][1:]
-    assert [row.split("┆")[0].strip("│ ") for row in rows] == METRICS.split(",")
-    for row, delta in zip(rows, expected_small["delta"], strict=True):
-        assert f" {delta:.4f} " in row
-    code, out, _ = run_compare(capsys, *args, "--digits", "2")
-    assert f" {expected_small['delta'][0]:.2f} " in out
+    assert out == compact(rke.compare(pl.read_parquet(small_path), METRICS.split(","), by="system"))
+    assert "verdict" in out
+    assert "|" not in out  # not the markdown report
+    code, table, _ = run_compare(capsys, *args, "-f", "table")
+    assert table == out
+    code, out, _ = run_compare(capsys, *args, "--baseline", "bm25", "--digits", "2")
+    assert code == 0
+    assert out == compact(expected_small, 2)
 
 
 def test_json_format(capsys, small_path, expected_small):
@@ -331,6 +326,7 @@ def test_json_format(capsys, small_path, expected_small):
 @pytest.mark.parametrize(
     ("name", "read"),
     [
+        ("out.txt", lambda path, frame: path.read_text() == compact(frame)),
         ("out.md", lambda path, frame: path.read_text() == str(rke.report(frame)) + "\n"),
         ("out.tex", lambda path, frame: path.read_text() == str(rke.report(frame, "latex")) + "\n"),
         ("out.html", lambda path, frame: path.read_text() == str(rke.report(frame, "html")) + "\n"),

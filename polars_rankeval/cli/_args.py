@@ -228,7 +228,10 @@ _COMPARE_DESCRIPTION = f"""\
 Compare systems on ranking metrics, paired by query: evaluate per query (trec_eval-exact),
 then for every system against --baseline (or every pair) the mean difference, its interval,
 the effect size, a paired significance test and corrected p-values. The same numbers as
-polars_rankeval.compare(); markdown, latex and html print polars_rankeval.report()'s table.
+polars_rankeval.compare(). By default a compact table, one block per pair of systems: both
+means, the difference [interval], p (adjusted), effect size d, wins/ties/losses and a verdict
+(better / worse / n.s., by each metric's direction). markdown, latex and html print
+polars_rankeval.report()'s paper table; csv, json and parquet every statistic.
 
 Input, one of:
   LOG --by COLS               one table (Parquet/CSV/TSV/NDJSON file, a directory or a quoted
@@ -240,12 +243,16 @@ Input, one of:
                               --system-name tag by the run tag of its lines (then one file
                               may hold several runs); --by is then 'system'
 
+--within COLS compares the systems inside each segment of a log (each value of COLS, e.g.
+--within activity); the correction runs over every segment's comparisons.
+
 'compare' is read as this command only as the first argument: a log file named 'compare' is
 evaluated with rank-eval ./compare. Errors exit with status 2 and one line on stderr."""
 
 _COMPARE_EPILOG = """\
 examples:
   rank-eval compare data/sample.parquet --by system --baseline bm25 -m ndcg@10,map
+  rank-eval compare logs.parquet --by system --within activity --baseline bm25
   rank-eval compare bm25.txt splade.txt --qrels qrels.txt --baseline bm25 --test randomization
   rank-eval compare "logs/**/*.parquet" --by model --test bootstrap -f csv -o comparison.csv"""
 
@@ -278,6 +285,14 @@ def _compare_parser() -> argparse.ArgumentParser:
         parser,
         "the column(s) whose values are the systems, required for a log: comma-separated, or "
         "repeat the option (with --qrels: system)",
+    )
+    parser.add_argument(
+        "--within",
+        action="append",
+        default=[],
+        metavar="COLS",
+        help="compare the systems inside each segment, the values of these column(s) of the "
+        "log (comma-separated, or repeat the option); the output starts with them",
     )
     parser.add_argument(
         "--baseline",
@@ -335,16 +350,18 @@ def _compare_parser() -> argparse.ArgumentParser:
         "--format",
         choices=COMPARE_FORMATS,
         default=None,
-        help="markdown, latex, html: the systems x metrics table with significance marks; "
-        "table, csv, json, parquet: one row per (metric, baseline, system) with every "
-        "statistic (default: from the -o suffix, else markdown)",
+        help="table: one block per pair of systems, a row per metric (means, delta "
+        "[interval], p, effect size, W/T/L, verdict), 100 columns wide; markdown, latex, html: "
+        "the systems x metrics table with significance marks; csv, json, parquet: one row per "
+        "(metric, baseline, system) with every statistic (default: from the -o suffix, else "
+        "table)",
     )
     parser.add_argument(
         "--digits",
         type=_digits,
         default=4,
-        help="decimals shown by markdown, latex, html and table (default 4; csv, json and "
-        "parquet keep full precision)",
+        help="decimals shown by table, markdown, latex and html (default 4; the table's "
+        "effect size has 2; csv, json and parquet keep full precision)",
     )
     parser.add_argument(
         "-o",

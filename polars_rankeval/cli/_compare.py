@@ -1,7 +1,9 @@
 """``rank-eval compare``: systems compared with paired significance tests.
 
-From a log holding every system (``--by``) or from TREC runs (``--qrels``); the systems and
-``--baseline`` are checked before anything is evaluated.
+From a log holding every system (``--by``, with ``--within`` the segments to compare inside)
+or from TREC runs (``--qrels``); the systems, the segment columns and ``--baseline`` are
+checked before anything is evaluated. The default output is the compact table of
+:mod:`polars_rankeval.cli._compact`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankeval.cli._args import _compare_parser, _format_from, _split_by
+from polars_rankeval.cli._compact import compact
 from polars_rankeval.cli._constants import (
     _COLUMN_ROLES,
     COMPARE_FORMATS,
@@ -31,7 +34,7 @@ from polars_rankeval.cli._inputs import (
     _read_trec_runs,
     _scan,
 )
-from polars_rankeval.cli._output import _text_table, _write
+from polars_rankeval.cli._output import _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
 from polars_rankeval.compare._pairing import check_pairable, system_names
 from polars_rankeval.evaluate import drop_empty_queries, finish_all, settings_for
@@ -44,7 +47,6 @@ _REPORT_FORMATS: dict[str, ReportFormat] = {
     "latex": "latex",
     "html": "html",
 }
-_TABLE_WIDTH_COMPARE = 1000  # one line per comparison: its column names are not wrapped
 
 
 def _need_scipy() -> None:
@@ -103,6 +105,32 @@ def _check_systems(args: argparse.Namespace, systems: list[str], by: list[str]) 
     raise CliError(msg)
 
 
+def _check_within(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> list[str]:
+    """The ``--within`` columns: in the log, and naming neither the systems nor the query."""
+    within = _split_by(args.within)
+    if not within:
+        return within
+    if args.qrels:
+        msg = (
+            f"--within {','.join(within)}: TREC runs have no segment columns; --within names "
+            "columns of a log (one PATH with --by)"
+        )
+        raise CliError(msg)
+    schema = data.collect_schema()
+    query = args.query or "query"
+    for name in within:
+        if name in by or name == query:
+            role = "--by" if name in by else "the query column"
+            msg = f"--within {name!r} is {role}: a segment column names neither systems nor queries"
+            raise CliError(msg)
+        if name not in schema:
+            close = difflib.get_close_matches(name, schema.names(), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            msg = f"--within {name!r} is not a column of {args.inputs[0]!r}{hint}"
+            raise CliError(msg)
+    return within
+
+
 def _compare_input(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
     """The long table to evaluate and the columns naming its systems."""
     by = _split_by(args.by)
@@ -111,6 +139,7 @@ def _compare_input(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
         if given:
             msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
             raise CliError(msg)
+        _check_within(args, pl.LazyFrame(), by)
         if by and by != [SYSTEM]:
             msg = (
                 f"--by {','.join(by)}: with --qrels the systems are the runs, in the column "
@@ -149,16 +178,14 @@ def _render_compare(
         return comparison.write_json() + "\n"
     if fmt == "parquet":
         return comparison
-    return _text_table(comparison, digits=digits, width=_TABLE_WIDTH_COMPARE)
+    return compact(comparison, digits)
 
 
 def _run_compare(argv: Sequence[str]) -> None:
     # Intermixed: RUN1 --qrels QRELS RUN2 reads like RUN1 RUN2 --qrels QRELS.
     args = _compare_parser().parse_intermixed_args(argv)
     args.default_metrics = COMPARE_METRICS
-    fmt = _format_from(
-        args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "markdown"
-    )
+    fmt = _format_from(args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "table")
     _need_scipy()
     _check_output(args.output, [*args.inputs, args.qrels])
     with _input_errors_named(args.inputs, [*args.inputs, args.qrels] if args.qrels else []):
@@ -172,6 +199,7 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     with warnings.catch_warnings(record=True) as held:
         warnings.simplefilter("always")
         data, by = _compare_input(args)
+        within = _check_within(args, data, by)
         args.path = ", ".join(args.inputs)  # named when nothing is evaluated
         systems = _input_systems(data, by)
         if systems is not None:
@@ -183,16 +211,19 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(specs, preset)
     check_pairable([label for label, _ in resolved], dict(resolved))
-    limited = _limit_items(args, data, by)
-    per_query, names = _per_query(args, limited, by, specs)
-    tables = _tables(args, limited, names, by)
-    per_query = finish_all(per_query.lazy(), resolved, [*by, names["query"]], tables).collect()
+    # Segments are evaluated as groups, like the systems: a query of two segments is two lists.
+    groups = [*within, *by]
+    limited = _limit_items(args, data, groups)
+    per_query, names = _per_query(args, limited, groups, specs)
+    tables = _tables(args, limited, names, groups)
+    per_query = finish_all(per_query.lazy(), resolved, [*groups, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)  # pairable metrics only: nothing else hidden
     # What compare() does after evaluate(): every column besides the keys is a metric.
-    labels = [name for name in per_query.columns if name not in (*by, names["query"])]
+    labels = [name for name in per_query.columns if name not in (*groups, names["query"])]
     comparison = compare_per_query(
         per_query,
         by=by,
+        within=within or None,
         query=names["query"],
         metrics=labels,
         baseline=args.baseline,

@@ -29,17 +29,18 @@ SUFFIX_FORMATS: dict[str, Format] = {
 }
 #: ``rank-eval compare``: the default metrics, the output formats and the -o suffixes.
 COMPARE_METRICS = "ndcg@10,map,mrr,p@10,recall@100"
-CompareFormat = Literal["markdown", "latex", "html", "table", "csv", "json", "parquet"]
+CompareFormat = Literal["table", "markdown", "latex", "html", "csv", "json", "parquet"]
 COMPARE_FORMATS: tuple[CompareFormat, ...] = (
+    "table",
     "markdown",
     "latex",
     "html",
-    "table",
     "csv",
     "json",
     "parquet",
 )
 COMPARE_SUFFIX_FORMATS: dict[str, CompareFormat] = {
+    ".txt": "table",
     ".md": "markdown",
     ".tex": "latex",
     ".html": "html",
