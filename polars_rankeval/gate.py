@@ -181,7 +181,7 @@ class CheckResult:
         q = self.queries
         return (
             f"queries: {q['shared']} shared, {q['only_baseline']} only in the baseline, "
-            f"{q['only_candidate']} only in the candidate (Δ, interval and p over the shared)"
+            f"{q['only_candidate']} only in the candidate (Δ, interval and p: over the shared ones)"
         )
 
     def _header(self) -> list[str]:
@@ -557,7 +557,7 @@ class _Gate:
         if self.significant and worse and bool(row["significant"]):
             p = row["p_adjusted"] if row["p_adjusted"] is not None else row["p_value"]
             label = f"p ({self.correction})" if self.correction else "p"
-            shown = _p(p) if _p(p).startswith("<") else f"= {_p(p)}"
+            shown = "< 0.0001" if _p(p).startswith("<") else f"= {_p(p)}"
             test = f"{self.test} test, {label} {shown}, alpha {self.alpha}"
             reasons.append(f"{metric}: significantly worse ({test})")
         value = _float(row["system_overall"])

@@ -18,6 +18,10 @@ in order with the README's conventions (also stated in its Development section):
   ``VAR=value``), nor the benchmark and sample generator scripts, nor ``mkdocs`` (the site's
   build is ``tests/test_docs.py``).
   Any other command fails the test until this module is taught about it.
+  A command whose line ends with the comment ``# exits N`` must exit N instead (the
+  regression gate's failing example).
+* A ```` ```yaml ```` block is a GitHub Actions workflow: the ``run:`` steps of its jobs run
+  in order as shell blocks (``uses:`` steps are GitHub's and are skipped).
 * A ```` ```text ```` block directly after a python script block or a shell block (prose may
   sit between them, no other code block) is that block's printed output, and is compared with
   what it prints (``NORMALIZE_WHITESPACE``). Without one, printed output is not checked.
@@ -63,6 +67,7 @@ PAGES = [README, *sorted((DOCS / "pages").rglob("*.md"))]
 PYTHON = {"python", "py", "python3"}
 SHELL = {"bash", "sh", "shell", "console"}
 OUTPUT = {"text", "output"}
+WORKFLOW = {"yaml", "yml"}
 CONTINUED = "continued"
 DOCTEST_FLAGS = doctest.NORMALIZE_WHITESPACE
 
@@ -227,6 +232,19 @@ def _commands(source: str) -> list[list[str]]:
     return [command for command in commands if command]
 
 
+def _expected_status(source: str, command: list[str]) -> int:
+    """0, or N where the command's line ends with the comment ``# exits N``.
+
+    A regression gate's page shows a failing check (exit status 1) as printed.
+    """
+    joined = re.sub(r"\\\n", " ", source)
+    for line in joined.splitlines():
+        found = re.search(r"#\s*exits\s+(\d+)\s*$", line)
+        if found and shlex.split(line, comments=True) == command:
+            return int(found[1])
+    return 0
+
+
 def _is_cli(command: list[str]) -> list[str] | None:
     """The argv of a ``rank-eval`` / ``python -m polars_rankeval`` command, else None."""
     if command[0] == "rank-eval":
@@ -251,9 +269,10 @@ def _not_run(command: list[str]) -> bool:
     )
 
 
-def _run_shell(block: Block) -> str:
+def _run_shell(block: Block, source: str | None = None) -> str:
     printed = ""
-    for command in _commands(block.source):
+    source = block.source if source is None else source
+    for command in _commands(source):
         argv = _is_cli(command)
         if argv is None:
             assert _not_run(command), (
@@ -264,8 +283,24 @@ def _run_shell(block: Block) -> str:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = cli_main(argv)
-        assert status == 0, f"{shlex.join(command)} exited {status}: {err.getvalue()}"
+        wanted = _expected_status(source, command)
+        assert status == wanted, f"{shlex.join(command)} exited {status}: {err.getvalue()}"
         printed += out.getvalue()
+    return printed
+
+
+def _run_workflow(block: Block) -> str:
+    """A GitHub Actions workflow: each job's ``run:`` steps, in order, as shell blocks."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML comes with the docs extra (mkdocs)")
+    workflow = yaml.safe_load(block.source)
+    assert isinstance(workflow, dict), f"{block.where}: not a workflow"
+    assert workflow.get("jobs"), f"{block.where}: no jobs"
+    printed = ""
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            assert "run" in step or "uses" in step, f"{block.where}: a step without run/uses"
+            if "run" in step:  # `uses:` actions (checkout, setup-python) are GitHub's
+                printed += _run_shell(block, step["run"])
     return printed
 
 
@@ -284,6 +319,8 @@ def check_block(block: Block) -> None:
     elif block.lang in SHELL:
         assert not block.flags, f"{block.where}: shell blocks take no flags"
         printed = _run_shell(block)
+    elif block.lang in WORKFLOW:
+        printed = _run_workflow(block)
     else:
         raise AssertionError(
             f"{block.where}: a ```{block.lang} block; use python, bash or text (output "
