@@ -1,9 +1,9 @@
 """Metric lists written as one string: ``"ndcg@10,map"`` is ``["ndcg@10", "map"]``.
 
 The command line's ``-m`` and every Python entry point that takes metrics (``evaluate``,
-``compare``, ``tie_report``, ``discriminative_power``, the namespaces, Spark) split a metric
-string through :func:`split_metrics`, so a list reads the same everywhere. A comma separates two
-metrics unless it belongs to one:
+``compare``, ``tie_report``, ``discriminative_power``, ``bootstrap``, ``similarity``, the
+namespaces, Spark) split a metric string through :func:`split_metrics`, so a list reads the same
+everywhere. A comma separates two metrics unless it belongs to one:
 
 * inside parentheses, braces, brackets or quotes: ``rbp(p=0.8,rel=1)``,
   ``nDCG(dcg='exp-log2',judged_only=True)@10``, ``ndcg@10(gain={0:0,1:1,2:3})``;
@@ -15,11 +15,14 @@ metrics unless it belongs to one:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TypeVar
 
 # What continues the previous metric rather than starting one: a number (a sweep's next cutoff,
 # perhaps with options, or one of trec_eval's parameters) or one of trec_eval's key=value pairs.
 _CONTINUATION = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*(\(.*\))?|\w+=[-+.\deE]+")
 _OPENING = {"(": ")", "{": "}", "[": "]"}
+T = TypeVar("T")
 
 
 def _top_level_parts(text: str) -> list[str]:
@@ -81,26 +84,37 @@ def split_metrics(text: str) -> list[str]:
     return merged
 
 
-def metric_list(specs: object) -> object:
-    """The user's ``metrics=`` with every string split by :func:`split_metrics`.
+def split_each(specs: str | Iterable[str | T]) -> list[str | T]:
+    """A metric string, or each string of a list, split by :func:`split_metrics`, in order.
 
-    A single string becomes a list; a list or tuple becomes a list in the same order, each
-    string in it split in place (``["ndcg@10,map", "mrr"]`` is three metrics). A string with no
-    metric in it (``""``) stays, for the parser to refuse by name; anything else is returned as
-    is, for the caller's own check to name.
+    Other items (Metric objects, similarity measures) pass through; a string with no metric in
+    it (``""``) stays, for the parser to refuse by name.
+
+    Examples
+    --------
+    >>> split_each(["ndcg@5,10,map", "mrr"])
+    ['ndcg@5,10', 'map', 'mrr']
+    >>> split_each("rbo(p=0.9),jaccard@10")
+    ['rbo(p=0.9)', 'jaccard@10']
+    """
+    items: Iterable[str | T] = [specs] if isinstance(specs, str) else specs
+    out: list[str | T] = []
+    for spec in items:
+        out.extend((split_metrics(spec) or [spec]) if isinstance(spec, str) else [spec])
+    return out
+
+
+def metric_list(specs: object) -> object:
+    """The user's ``metrics=``: a string or a list or tuple as :func:`split_each` gives it.
+
+    ``["ndcg@10,map", "mrr"]`` is three metrics. Anything else is returned as is, for the
+    caller's own check to name.
 
     Examples
     --------
     >>> metric_list("ndcg@10,map")
     ['ndcg@10', 'map']
-    >>> metric_list(["ndcg@5,10", "mrr"])
-    ['ndcg@5,10', 'mrr']
+    >>> metric_list(None) is None
+    True
     """
-    if isinstance(specs, str):
-        return split_metrics(specs) or [specs]
-    if isinstance(specs, (list, tuple)):
-        out: list[object] = []
-        for spec in specs:
-            out.extend((split_metrics(spec) or [spec]) if isinstance(spec, str) else [spec])
-        return out
-    return specs
+    return split_each(specs) if isinstance(specs, (str, list, tuple)) else specs

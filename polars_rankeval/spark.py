@@ -24,6 +24,7 @@ import polars as pl
 import pyarrow as pa
 
 from polars_rankeval._columns import Columns, check_schema, make_columns
+from polars_rankeval._metric_lists import split_each
 from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError
 from polars_rankeval.evaluate import drop_empty_queries, finish_all, per_query_only, settings_for
 from polars_rankeval.evaluate import evaluate as _local_evaluate
@@ -469,7 +470,7 @@ def similarity(
     if isinstance(min_rows, bool) or not isinstance(min_rows, int) or min_rows < 1:
         msg = f"option min_rows= must be a positive int, got {min_rows!r}"
         raise InvalidOptionError(msg)
-    texts = [metrics] if isinstance(metrics, str) else list(metrics)
+    texts = split_each(metrics)  # "rbo(p=0.9),jaccard@10" is two, as the command line's -m
     labels = [parse_measure(text).label for text in texts]
     # the local function checks the options and columns on an empty frame of this schema
     empty = pl.from_arrow(_arrow_schema(sdf).empty_table())

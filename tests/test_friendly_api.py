@@ -137,6 +137,14 @@ def test_every_entry_point_splits(log):
     )
 
 
+def test_similarity_splits_its_metric_string(log):
+    as_list = ["rbo(p=0.8,output=min)", "jaccard@2"]
+    assert_frame_equal(
+        rke.similarity(log, "rbo(p=0.8,output=min), jaccard@2", by="system"),
+        rke.similarity(log, as_list, by="system"),
+    )
+
+
 def test_an_expression_names_the_list_it_cannot_be():
     with pytest.raises(rke.InvalidOptionError, match=r"'ndcg@10,map' names 2 metrics"):
         rke.metric_expr("ndcg@10,map")
@@ -267,14 +275,27 @@ class _ZMQInteractiveShell:
 
 @pytest.fixture
 def notebook(monkeypatch):
-    """A Jupyter kernel as tqdm and our detection see it: ipykernel's shell module is loaded."""
+    """A Jupyter kernel as tqdm and our detection see it: ipykernel's shell module is loaded.
+
+    tqdm's modules imported in it are dropped afterwards (monkeypatch puts back only those
+    that were loaded before), so no later test sees a bar built for this environment.
+    """
+    fresh = ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook")
+    before = {name for name in fresh if name in sys.modules}
+    yield _enter_notebook(monkeypatch, fresh)
+    monkeypatch.undo()
+    for name in set(fresh) - before:
+        sys.modules.pop(name, None)
+
+
+def _enter_notebook(monkeypatch, fresh):
     ipython = pytest.importorskip("IPython")
     monkeypatch.setitem(sys.modules, "ipykernel.zmqshell", types.ModuleType("ipykernel.zmqshell"))
     monkeypatch.setattr(ipython, "get_ipython", _ZMQInteractiveShell)  # () gives a shell
     for key in [k for k in list(os.environ) if k == "QT_API" or k.startswith("SPYDER")]:
         monkeypatch.delenv(key)
     # tqdm's modules decide at import time: import them afresh in this environment
-    for name in ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook"):
+    for name in fresh:
         monkeypatch.delitem(sys.modules, name, raising=False)
     return monkeypatch
 

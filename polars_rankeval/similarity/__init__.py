@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._columns import as_polars
+from polars_rankeval._metric_lists import split_each
 from polars_rankeval._options import check_choice
 from polars_rankeval.compare._pairing import resolve_baseline, system_names, system_value
 from polars_rankeval.errors import ColumnNotFoundError, EmptyEvaluationWarning, InvalidOptionError
@@ -141,7 +142,7 @@ def similarity(
         msg = f"option by= must name the system column(s), got {by!r}"
         raise InvalidOptionError(msg)
     ties = check_choice("ties", ties, TIES)
-    texts = [metrics] if isinstance(metrics, (str, Measure)) else list(metrics)
+    texts = [metrics] if isinstance(metrics, Measure) else split_each(metrics)  # "rbo,jaccard"
     if not texts:
         msg = "metrics= is empty; give e.g. ['rbo(p=0.9)', 'jaccard@10']"
         raise InvalidOptionError(msg)
