@@ -330,7 +330,10 @@ class _FrameNamespace(_MetricMethods[FrameT]):
     def compare(
         self, metrics: Sequence[str | Metric | MetricRequest] | str | Metric, **options: Any
     ) -> pl.DataFrame:
-        """Compare the systems of ``by=``, paired by query; see :func:`polars_rankeval.compare`."""
+        """Compare the systems of ``by=`` (inside each segment of ``within=``), paired by query.
+
+        See :func:`polars_rankeval.compare`.
+        """
         return compare(self._frame, metrics, **options)
 
     def similarity(self, metrics: str | Sequence[str], **options: Any) -> pl.DataFrame:

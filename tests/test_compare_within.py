@@ -288,5 +288,5 @@ def test_an_unknown_baseline_is_refused_before_any_segment(per_query):
 
 def test_compare_checks_within_before_evaluating():
     log = pl.read_parquet("data/sample.parquet")
-    with pytest.raises(ColumnNotFoundError, match="option within="):
+    with pytest.raises(ColumnNotFoundError, match="option within=\\) is not in the log"):
         rke.compare(log, ["map"], by="system", within="activity")

@@ -431,7 +431,7 @@ def compare(
     segments: list[str] = []
     if within is not None:
         segments = segment_columns(
-            within, data.collect_schema().names(), keys, query, reserved=COLUMNS
+            within, data.collect_schema().names(), keys, query, reserved=COLUMNS, where="log"
         )
     evaluated = evaluate(data, metrics, per_query=True, by=[*segments, *keys], **evaluate_keywords)  # type: ignore[type-var]
     per_query = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated

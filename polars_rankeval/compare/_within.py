@@ -37,11 +37,14 @@ def segment_columns(
     columns: Sequence[str],
     keys: list[str],
     query: str,
+    *,
     reserved: Sequence[str] = (),
+    where: str = "per-query table",
 ) -> list[str]:
     """The ``within`` columns as a list, checked against the table and the other keys.
 
-    ``reserved`` are the output's own column names, which a segment column cannot take.
+    ``reserved`` are the output's own column names, which a segment column cannot take;
+    ``where`` names the table in the messages.
 
     Examples
     --------
@@ -75,7 +78,7 @@ def segment_columns(
             raise InvalidOptionError(msg)
         if name not in columns:
             msg = (
-                f"column {name!r} (option within=) is not in the per-query table; "
+                f"column {name!r} (option within=) is not in the {where}; "
                 f"columns present: {list(columns)}"
             )
             raise ColumnNotFoundError(msg)
