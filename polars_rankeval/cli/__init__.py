@@ -58,7 +58,13 @@ from polars_rankeval.cli._errors import (
     _warnings_as_lines,
 )
 from polars_rankeval.cli._evaluation import Result, _evaluate, _metric_plan
-from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
+from polars_rankeval.cli._inputs import (
+    _check_output,
+    _input_errors_named,
+    _read_trec,
+    _read_trec_runs,
+    _scan,
+)
 from polars_rankeval.cli._output import _ndeval, _render, _text_table, _write
 from polars_rankeval.cli._similarity import _run_similarity
 from polars_rankeval.errors import RankEvalError
@@ -91,21 +97,13 @@ __all__ = [
 
 def _run(argv: Sequence[str] | None) -> None:
     args = _parser().parse_args(argv)
+    args.path = args.paths[0]  # the run (or log) whose name trec_eval and ndeval print
     fmt = _output_format(args)
     by = _split_by(args.by)
-    _check_output(args.output, [args.path, args.qrels])
-    with _input_errors_named([args.path], [args.path, args.qrels] if args.qrels else []):
-        if args.qrels:
-            given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
-            if given:
-                msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
-                raise CliError(msg)
-            data = _read_trec(args.path, args.qrels, subtopics=args.subtopics)
-        else:
-            if args.subtopics:
-                msg = "--subtopics reads diversity qrels: give them with --qrels QRELS"
-                raise CliError(msg)
-            data = _scan(args.path)
+    _check_output(args.output, [*args.paths, args.qrels])
+    trec_files = [*args.paths, args.qrels] if args.qrels else []
+    with _input_errors_named(args.paths, trec_files):
+        data, by = _read_inputs(args, by, fmt)
         # trec_eval's default measures are its official set: its layout from TREC files gets
         # them; ndeval's are its 21 measures.
         if fmt == "ndeval" or args.subtopics:
@@ -125,6 +123,61 @@ def _run(argv: Sequence[str] | None) -> None:
         _write(_ndeval(result, runid, queries), args.output)
         return
     _write(_render(result, fmt), args.output)
+
+
+def _read_inputs(
+    args: argparse.Namespace, by: list[str], fmt: Format
+) -> tuple[pl.LazyFrame, list[str]]:
+    """The log, the run joined with its qrels, or several runs with a system column."""
+    runs = len(args.paths) > 1
+    if runs:
+        by = _several_runs(args, by, fmt)
+    if args.qrels:
+        given = [f"--{role}" for role in _COLUMN_ROLES if getattr(args, role)]
+        if given:
+            msg = f"{', '.join(given)} name columns of a table; TREC files have fixed columns"
+            raise CliError(msg)
+        if runs:
+            naming = args.system_name or "stem"
+            args.run_names = _run_names(args.paths, naming)
+            return _read_trec_runs(args.paths, args.qrels, naming), by
+        return _read_trec(args.path, args.qrels, subtopics=args.subtopics), by
+    if args.subtopics:
+        msg = "--subtopics reads diversity qrels: give them with --qrels QRELS"
+        raise CliError(msg)
+    if args.system_name:
+        msg = "--system-name names TREC runs: give them with --qrels QRELS"
+        raise CliError(msg)
+    return _scan(args.path), by
+
+
+def _run_names(paths: list[str], naming: str) -> list[str]:
+    """The runs' names in the order given: file stems, or each file's run tags in order."""
+    if naming == "stem":
+        return [Path(path).stem for path in paths]
+    names: list[str] = []
+    for path in paths:
+        tags = read_trec_run(path, tag=True).select(pl.col("tag").unique(maintain_order=True))
+        names += [str(tag) for tag in tags.collect()["tag"]]
+    return names
+
+
+def _several_runs(args: argparse.Namespace, by: list[str], fmt: Format) -> list[str]:
+    """Several PATHs: TREC runs, one system each, evaluated in one pass by ``system``."""
+    if not args.qrels:
+        msg = (
+            f"{len(args.paths)} inputs given without --qrels: several PATHs are TREC run files "
+            "judged by --qrels QRELS; for logs, give one directory or a quoted glob of Parquet "
+            "files with --by"
+        )
+        raise CliError(msg)
+    if by and by != [SYSTEM]:
+        msg = f"--by {','.join(by)}: several TREC runs are told apart by 'system' only"
+        raise CliError(msg)
+    if args.subtopics or fmt == "ndeval":
+        msg = "--subtopics and --format ndeval take one run at a time (as ndeval does)"
+        raise CliError(msg)
+    return [SYSTEM]
 
 
 def _tie_report(

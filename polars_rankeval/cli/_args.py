@@ -169,13 +169,26 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "path",
+        "paths",
+        nargs="+",
+        metavar="PATH",
         help=(
             "Parquet/CSV/TSV/NDJSON log, a directory or a glob of Parquet files (hive "
-            "partitions become columns), or a TREC run file when --qrels is given"
+            "partitions become columns), or with --qrels one or more TREC run files"
         ),
     )
-    parser.add_argument("--qrels", help="TREC qrels file; PATH is then a TREC run file")
+    parser.add_argument(
+        "--qrels",
+        help="TREC qrels file; each PATH is then a TREC run file (several runs: one table "
+        "with a system column, one block per run in --format trec)",
+    )
+    parser.add_argument(
+        "--system-name",
+        choices=["stem", "tag"],
+        default=None,
+        help="with several TREC runs, name each by its file stem (default) or by its run tag "
+        "(the 6th field of its lines)",
+    )
     parser.add_argument(
         "--tie-warning",
         type=_non_negative_float,

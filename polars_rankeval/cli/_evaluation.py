@@ -61,6 +61,9 @@ class Result:
     printed: list[str] = field(default_factory=list)
     runid: str = ""
     relstrings: dict[tuple[object, ...], str] = field(default_factory=dict)
+    # Several TREC runs in one call, their names in the order given: each trec block is one
+    # run, its runid line the run's name.
+    runs: tuple[str, ...] = ()
 
 
 def _with_num_docs(spec: str, num_docs: int | None) -> str | Metric:
@@ -132,8 +135,9 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
         by,
         names["query"],
         printed,
-        _runid(args, per_query, names["query"]) if "runid" in printed else "",
+        _runid(args, per_query, names["query"]) if "runid" in printed and not by else "",
         _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
+        runs=tuple(getattr(args, "run_names", ())),
     )
 
 

@@ -92,7 +92,12 @@ def _check_trec_fields(result: Result) -> None:
 
 
 def _trec(result: Result) -> str:
-    """trec_eval's layout; with ``--by``, one block per run, its summary led by a runid line."""
+    """trec_eval's layout; with ``--by``, one block per run, its summary led by a runid line.
+
+    Several TREC runs print as trec_eval would print them one after another, each summary led
+    by ``runid all NAME`` (its file stem, or its tag with ``--system-name tag``), with any
+    ``-m``, so the blocks can be told apart.
+    """
     _check_trec_fields(result)
     by = result.by
     blocks: list[tuple[tuple[object, ...], pl.DataFrame, pl.DataFrame | None]]
@@ -108,12 +113,17 @@ def _trec(result: Result) -> str:
                 by, maintain_order=True, as_dict=True
             ).items()
         ]
+    if result.runs:  # the runs in the order given, as consecutive trec_eval calls print them
+        order = {name: index for index, name in enumerate(result.runs)}
+        blocks.sort(key=lambda block: order.get(str(block[0][0]), len(order)))
     lines: list[str] = []
     for key, means, queries in blocks:
         # key holds the by values of this block (empty without --by)
         if queries is not None:
             lines.extend(_trec_lines(queries, result, means=False))
-        if by:
+        if result.runs:  # trec_eval run after run: each summary names its run
+            lines.append(f"{'runid':<{_TREC_WIDTH}}\t{SUMMARY_QUERY}\t{key[0]}")
+        elif by:
             runid = "/".join(f"{name}={value}" for name, value in zip(by, key, strict=True))
             lines.append(f"{'runid':<{_TREC_WIDTH}}\t{SUMMARY_QUERY}\t{runid}")
         lines.extend(_trec_lines(means, result, means=True))
