@@ -275,7 +275,8 @@ def test_every_number_shown_by_cli_compare_equals_evaluate(
 
     runs, qrels = _trec_files(tmp_path)
     metrics = "gm_map,map,P_10,ndcg_cut_10,bpref,frp,gm_bpref"
-    code = main(["compare", *map(str, runs), "--qrels", str(qrels), "-m", metrics])
+    argv = ["compare", *map(str, runs), "--qrels", str(qrels), "-m", metrics, "-f", "markdown"]
+    code = main(argv)
     shown = capsys.readouterr().out
     assert code == 0, shown
     cells = _report_cells(shown)
