@@ -13,6 +13,9 @@ docstrings are also read in editors and by ``help()``, and their examples run as
   mkdocstrings reads Markdown, where a role would print as ``:func:`` and a code span.
 * ``on_page_content`` renders doctests' ``<BLANKLINE>`` markers as the blank lines they stand
   for, on the pages and in the API reference.
+
+And ``on_page_markdown`` drops the test runner's ``continued`` marker from code fences, which
+SuperFences would otherwise not read as fences at all.
 """
 
 from __future__ import annotations
@@ -55,8 +58,18 @@ def on_files(files: Files, config: Any) -> Files:
     return files
 
 
+# ```python continued: the test runner's marker for a block that goes on in the namespace of the
+# one before (tests/test_readme.py); SuperFences takes no bare word after the language and would
+# print the whole block as a paragraph
+CONTINUED_FENCE = re.compile(r"^(?P<fence> *(?:`{3,}|~{3,}) *[\w+-]+) +continued *$", re.MULTILINE)
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
-    """Append benchmarks/README.md (headings one level down) to the benchmarks page."""
+    """Drop the ``continued`` marker from code fences; extend the benchmarks page.
+
+    The benchmarks page gets benchmarks/README.md appended, its headings one level down.
+    """
+    markdown = CONTINUED_FENCE.sub(r"\g<fence>", markdown)
     if page.file.src_uri != "benchmarks.md":
         return markdown
     measured = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")

@@ -144,6 +144,21 @@ def test_doctest_blank_lines_render_blank(site: Path) -> None:
     assert shown == []
 
 
+def test_every_code_block_renders_as_code(site: Path) -> None:
+    # a fence Markdown does not read (```python continued, the test runner's marker) prints
+    # its backticks and code as a paragraph
+    sources = [page.read_text(encoding="utf-8") for page in PAGES]
+    assert any("```python continued" in source for source in sources)  # the case exists
+    printed = []
+    for path in site.rglob("*.html"):
+        page = path.read_text(encoding="utf-8")
+        article = page[page.find("<article") : page.find("</article>")]
+        prose = re.sub(r"<(pre|code)\b.*?</\1>", "", article, flags=re.S)
+        if "```" in html.unescape(prose):
+            printed.append(path.relative_to(site).as_posix())
+    assert printed == [], "code fences printed as text"
+
+
 def test_every_page_loads_the_stylesheet_for_wide_tables(site: Path) -> None:
     css = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
     rule = re.search(r"\.md-typeset table:not\(\[class\]\)\s*\{([^}]*)\}", css)
