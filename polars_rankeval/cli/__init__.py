@@ -64,6 +64,7 @@ from polars_rankeval.cli._inputs import (
     _read_trec,
     _read_trec_runs,
     _scan,
+    run_stem,
 )
 from polars_rankeval.cli._output import _ndeval, _render, _text_table, _write
 from polars_rankeval.cli._similarity import _run_similarity
@@ -154,7 +155,7 @@ def _read_inputs(
 def _run_names(paths: list[str], naming: str) -> list[str]:
     """The runs' names in the order given: file stems, or each file's run tags in order."""
     if naming == "stem":
-        return [Path(path).stem for path in paths]
+        return [run_stem(path) for path in paths]
     names: list[str] = []
     for path in paths:
         tags = read_trec_run(path, tag=True).select(pl.col("tag").unique(maintain_order=True))

@@ -255,6 +255,20 @@ def _scan(path: str) -> pl.LazyFrame:
     return pl.scan_parquet(path, hive_partitioning=True if _is_glob(path) else None)
 
 
+def run_stem(path: str) -> str:
+    """A run's name from its file: its stem, after any compression suffix.
+
+    Examples
+    --------
+    >>> run_stem("runs/bm25.txt.gz"), run_stem("bm25.txt"), run_stem("dense.run.gz")
+    ('bm25', 'bm25', 'dense')
+    """
+    name = Path(path)
+    if name.suffix.lower() in {".gz", ".bz2", ".xz", ".zst"}:
+        name = name.with_suffix("")
+    return name.stem
+
+
 def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.LazyFrame:
     """The TREC runs joined with the judgments, with a ``system`` column naming each run.
 
@@ -272,7 +286,7 @@ def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.La
             tags = run.select(pl.col("tag").unique(maintain_order=True)).collect()["tag"]
             runs.extend((tag, path, run.filter(pl.col("tag") == tag).drop("tag")) for tag in tags)
     else:
-        runs = [(Path(path).stem, path, read_trec_run(path)) for path in paths]
+        runs = [(run_stem(path), path, read_trec_run(path)) for path in paths]
     files: dict[str, str] = {}
     for name, path, _ in runs:
         if name in files and naming == "tag":
