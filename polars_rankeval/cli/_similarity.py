@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_rankeval._metric_lists import split_each
 from polars_rankeval.cli._args import _Parser, _split_by
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _scan
@@ -21,28 +22,6 @@ from polars_rankeval.similarity import TIES, similarity
 
 SIMILARITY_METRICS = "rbo(p=0.9),jaccard@10"
 _FORMATS = ("table", "csv", "json")
-
-
-def _split_metrics(values: Sequence[str]) -> list[str]:
-    """Comma-separated metric strings; a comma inside parentheses belongs to the options.
-
-    Examples
-    --------
-    >>> _split_metrics(["rbo(p=0.9,output=min),jaccard@10", "overlap@5"])
-    ['rbo(p=0.9,output=min)', 'jaccard@10', 'overlap@5']
-    """
-    out: list[str] = []
-    for value in values:
-        depth, current = 0, ""
-        for char in value:
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if char == "," and depth <= 0:
-                out.append(current)
-                current, depth = "", 0
-            else:
-                current += char
-        out.append(current)
-    return [name.strip() for name in out if name.strip()]
 
 
 def _similarity_parser() -> argparse.ArgumentParser:
@@ -113,7 +92,7 @@ def _run_similarity(argv: Sequence[str]) -> None:
     if fmt is None and args.output:
         suffix = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
         fmt = suffix if suffix in ("csv", "json") else "table"
-    metrics = _split_metrics(args.metrics or [SIMILARITY_METRICS])
+    metrics = split_each(args.metrics or [SIMILARITY_METRICS])
     _check_output(args.output, [args.log])
     with _input_errors_named([args.log], []):
         data = _scan(args.log)
