@@ -124,9 +124,14 @@ def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evalua
     counts = per_query.group_by(by).len("n") if by else pl.DataFrame({"n": [per_query.height]})
     moved = values.group_by(by).agg(spreads) if by else values.select(spreads)
     moved = moved.join(counts, on=by, how="left", nulls_equal=True) if by else moved.hstack(counts)
+    moved = moved.sort(by, nulls_last=True) if by else moved  # the same message on every run
     found = []
     for row in moved.iter_rows(named=True):
-        system = ", ".join(f"{key}={row[key]!r}" for key in by)
+        # Text values quoted (a trailing space shows), others as printed: date=2024-06-01.
+        system = ", ".join(
+            f"{key}={row[key]!r}" if isinstance(row[key], str) else f"{key}={row[key]}"
+            for key in by
+        )
         for label, _ in metrics:
             spread = row[label] / row["n"] if row["n"] else 0.0
             if spread > limit:

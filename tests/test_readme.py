@@ -27,9 +27,8 @@ in order with the README's conventions (also stated in its Development section):
   what it prints (``NORMALIZE_WHITESPACE``). Without one, printed output is not checked.
 * Every block needs one of these info strings: a block in any other language fails.
 
-Blocks run in a temporary directory holding what the examples read: ``data/`` (a copy of the
-repository's), ``logs/date=*/model=*/part.parquet`` (the sample split by date and system),
-and trec_eval's test collection as ``run.txt`` and ``qrels.txt``.
+Blocks run in a temporary directory holding a copy of the repository's ``data/`` and nothing
+else, so an example that reads a file a fresh clone lacks fails.
 
 A small collector rather than a plugin: pytest's ``--doctest-glob`` only runs ``>>>`` examples
 (plain python blocks, shell blocks and output blocks would go unchecked, and it runs in the
@@ -54,7 +53,6 @@ from dataclasses import dataclass, field
 from itertools import dropwhile
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from polars_rankeval.cli import main as cli_main
@@ -339,20 +337,13 @@ def _is_output(block: Block, blocks: list[Block]) -> bool:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory holding every file the README's examples read."""
+    """A directory holding what the examples read: a copy of ``data/``, nothing else.
+
+    Every example reads the files a fresh clone has (tests/test_docs.py checks the paths), so
+    the runner adds none of its own.
+    """
     root = tmp_path_factory.mktemp("readme")
     shutil.copytree(ROOT / "data", root / "data")
-    sample = pl.read_parquet(ROOT / "data" / "sample.parquet")
-    # two dates, each with both systems: logs/date=.../model=.../part.parquet
-    number = pl.col("query").str.slice(1).cast(pl.Int64)
-    date = pl.when(number % 2 == 0).then(pl.lit("2024-06-01")).otherwise(pl.lit("2024-06-02"))
-    dated = sample.with_columns(date.alias("date"))
-    for (date, model), part in dated.group_by("date", "system"):
-        folder = root / "logs" / f"date={date}" / f"model={model}"
-        folder.mkdir(parents=True)
-        part.drop("date", "system").write_parquet(folder / "part.parquet")
-    shutil.copy(ROOT / "tests" / "data" / "results.test", root / "run.txt")
-    shutil.copy(ROOT / "tests" / "data" / "qrels.test", root / "qrels.txt")
     return root
 
 
