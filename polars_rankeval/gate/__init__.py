@@ -1,0 +1,274 @@
+"""A regression gate: is a candidate ranker worse than a stored baseline, by your rules.
+
+:func:`check` evaluates a candidate and a baseline (logs, or per-query tables such as the
+Parquet file ``rank-eval LOG --per-query -o baseline.parquet`` writes), compares them query by
+query with :func:`polars_rankeval.compare_per_query`, and applies rules:
+
+* ``fail_if=["ndcg@10 < -0.005"]``: the paired change Δ = candidate - baseline (or, with ``%``,
+  Δ relative to the baseline's mean) compared with a threshold;
+* ``fail_if_significant=True``: a change in the metric's worse direction that the paired test
+  (after the correction chosen) finds significant;
+* ``floors={"recall@100": 0.8}`` / ``ceilings={...}``: bounds on the candidate's value as
+  :func:`polars_rankeval.evaluate` reports it;
+* ``fail_on_missing_queries=True``: every query of the baseline must be in the candidate.
+
+Directions come from the metrics' declarations: "worse" is a drop for ndcg and a rise for a
+lower-is-better metric. A metric with no shared query fails (its Δ is unknown), never passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_rankeval._columns import as_polars
+from polars_rankeval.compare import Test, compare_per_query
+from polars_rankeval.compare._corrections import Correction
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    ColumnValueError,
+    InvalidOptionError,
+)
+from polars_rankeval.evaluate import evaluate
+from polars_rankeval.gate._result import CheckResult
+from polars_rankeval.gate._rules import Rule, _Gate
+from polars_rankeval.meaning import LowerIsBetter
+
+__all__ = ["CheckResult", "Rule", "check"]
+
+_SIDE = "__check_side"
+_BASELINE, _CANDIDATE = "baseline", "candidate"
+# The CLI's per-query output ends each system with a summary row under this query id.
+_SUMMARY_QUERY = "all"
+
+
+def _side(
+    data: object,
+    role: str,
+    metrics: list[str] | None,
+    *,
+    by: str | None,
+    system: object,
+    query: str,
+    keywords: dict[str, Any],
+) -> pl.DataFrame:
+    """One side as a per-query table: ``query`` and a column per metric."""
+    frame = as_polars(data, role)
+    columns = frame.collect_schema().names()
+    if query not in columns:
+        msg = f"the {role} has no column {query!r} (option query=); columns present: {columns}"
+        raise ColumnNotFoundError(msg)
+    if by is not None and by in columns:
+        frame = _one_system(frame, role, by, system)
+    elif system is not None:
+        msg = f"option {role}_system= picks a system of column by={by!r}, which the {role} lacks"
+        raise InvalidOptionError(msg)
+    score = keywords.get("score", "score")
+    if score in columns:  # a log: evaluate it
+        if not metrics:
+            msg = (
+                f"the {role} is a log: name the metrics to check (metrics=, or the rules' "
+                "metrics), e.g. metrics=['ndcg@10', 'map']"
+            )
+            raise InvalidOptionError(msg)
+        scored = evaluate(frame.lazy(), metrics, per_query=True, query=query, **keywords)
+        return scored.collect()
+    table = frame.lazy().collect() if isinstance(frame, pl.LazyFrame) else frame
+    table = table.drop([c for c in (by,) if c is not None and c in table.columns])
+    if table.schema[query] == pl.String:
+        # The CLI's --per-query output carries each system's summary under query "all".
+        table = table.filter(pl.col(query) != _SUMMARY_QUERY)
+    wanted = metrics or [c for c in table.columns if c != query and table.schema[c].is_numeric()]
+    absent = [name for name in wanted if name not in table.columns]
+    if absent:
+        msg = (
+            f"the {role}'s per-query table has no column for {absent}; it has "
+            f"{[c for c in table.columns if c != query]}. Evaluate those metrics for the {role}, "
+            "or check only the metrics it has"
+        )
+        raise ColumnNotFoundError(msg)
+    if not wanted:
+        msg = f"the {role}'s per-query table has no numeric metric column"
+        raise ColumnValueError(msg)
+    text = [name for name in wanted if not table.schema[name].is_numeric()]
+    if text:
+        msg = f"the {role}'s column(s) {text} must be numeric per-query values, got " + ", ".join(
+            str(table.schema[name]) for name in text
+        )
+        raise ColumnTypeError(msg)
+    return table.select(query, *wanted)
+
+
+def _one_system(
+    frame: pl.DataFrame | pl.LazyFrame, role: str, by: str, system: object
+) -> pl.DataFrame | pl.LazyFrame:
+    names = frame.lazy().select(pl.col(by).unique().sort()).collect().to_series().to_list()
+    if system is None:
+        if len(names) == 1:
+            return frame.drop(by)
+        msg = (
+            f"the {role} holds {len(names)} systems in column {by!r} ({names[:5]}): choose one "
+            f"with {role}_system= (--{role}-system on the command line)"
+        )
+        raise InvalidOptionError(msg)
+    if system not in names:
+        msg = f"option {role}_system={system!r} is not in column {by!r}; its values: {names[:10]}"
+        raise InvalidOptionError(msg)
+    return frame.filter(pl.col(by) == system).drop(by)
+
+
+def check(
+    candidate: object,
+    baseline: object,
+    metrics: str | Sequence[str] | None = None,
+    *,
+    fail_if: str | Sequence[str] = (),
+    fail_if_significant: bool = False,
+    floors: Mapping[str, float] | None = None,
+    ceilings: Mapping[str, float] | None = None,
+    fail_on_missing_queries: bool = False,
+    test: Test = "t",
+    correction: Correction | None = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    by: str | None = "system",
+    candidate_system: object = None,
+    baseline_system: object = None,
+    query: str = "query",
+    lower_is_better: LowerIsBetter = None,
+    **evaluate_keywords: Any,
+) -> CheckResult:
+    """Check a candidate against a baseline with regression rules; ``.passed`` says the verdict.
+
+    Parameters
+    ----------
+    candidate, baseline
+        Each a log (rows of query, item, score, relevance: evaluated here) or a per-query table
+        (a query column and a column per metric, e.g. ``evaluate(..., per_query=True)`` or the
+        Parquet file ``rank-eval ... --per-query -o`` writes). DataFrame, LazyFrame, pandas or
+        Arrow.
+    metrics
+        The metrics to check (a list, or one comma-separated string). Default: those the rules
+        name; else every metric column of a per-query table.
+    fail_if
+        Rules ``"METRIC OP NUMBER"`` on the paired change Δ = candidate - baseline, OP one of
+        ``< <= > >=``: ``"ndcg@10 < -0.005"`` fails when ndcg@10 drops by more than 0.005;
+        ``"map < -1%"`` is relative to the baseline's mean.
+    fail_if_significant
+        Fail when a metric changes in its worse direction (by its declaration) and the paired
+        ``test`` finds it significant at ``alpha`` after ``correction`` across the metrics.
+    floors, ceilings
+        ``{"recall@100": 0.8}``: the candidate's value (as evaluate gives it) must be at least
+        (floors) or at most (ceilings) the bound.
+    fail_on_missing_queries
+        Fail when a baseline query is absent from the candidate. Otherwise Δ, its interval and
+        p are over the queries both have, and the counts are reported.
+    test, correction, alpha, n_resamples, seed, lower_is_better
+        As in :func:`polars_rankeval.compare_per_query`.
+    by, candidate_system, baseline_system
+        A side with a ``by`` column holding several systems needs ``*_system=`` to pick one;
+        with a single system the column is dropped.
+    query
+        The query id column of both sides.
+    **evaluate_keywords
+        For sides that are logs: options of :func:`polars_rankeval.evaluate` (``item=``,
+        ``score=``, ``relevance=``, ``convention=``...).
+
+    Returns
+    -------
+    CheckResult
+        ``passed``, ``table`` (a row per metric), ``reasons`` (one sentence per broken rule),
+        ``queries`` (counts), ``text()``, ``markdown()`` and ``json()``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> base = pl.DataFrame({"query": ["q1", "q2", "q3"], "ndcg@10": [0.5, 0.6, 0.7]})
+    >>> cand = pl.DataFrame({"query": ["q1", "q2", "q3"], "ndcg@10": [0.5, 0.5, 0.6]})
+    >>> result = check(cand, base, fail_if="ndcg@10 < -0.05")
+    >>> result.passed
+    False
+    >>> result.reasons
+    ['ndcg@10: Δ -0.0667 breaks the rule ndcg@10 < -0.05']
+    """
+    gate = _Gate.build(
+        fail_if,
+        fail_if_significant=fail_if_significant,
+        floors=floors,
+        ceilings=ceilings,
+        fail_on_missing_queries=fail_on_missing_queries,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+    )
+    specs = gate.metric_specs(metrics)
+    options: dict[str, Any] = {"by": by, "query": query, "keywords": evaluate_keywords}
+    base = _side(baseline, _BASELINE, specs, system=baseline_system, **options)
+    # The baseline's columns name the metrics (a sweep ndcg@5,10 is two): the candidate is
+    # evaluated on, or must hold, the same.
+    names = [name for name in base.columns if name != query]
+    gate.check_named(names)
+    cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
+    base, cand = _same_types(base, cand, query, names)
+    base_queries, cand_queries = set(base[query].to_list()), set(cand[query].to_list())
+    counts = {
+        "baseline": len(base_queries),
+        "candidate": len(cand_queries),
+        "shared": len(base_queries & cand_queries),
+        "only_baseline": len(base_queries - cand_queries),
+        "only_candidate": len(cand_queries - base_queries),
+    }
+    both = pl.concat(
+        [
+            base.with_columns(pl.lit(_BASELINE).alias(_SIDE)),
+            cand.with_columns(pl.lit(_CANDIDATE).alias(_SIDE)),
+        ]
+    )
+    compared = compare_per_query(
+        both,
+        by=_SIDE,
+        query=query,
+        metrics=names,
+        baseline=_BASELINE,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        missing="drop",
+        lower_is_better=lower_is_better,
+    )
+    rows = [gate.judge(row, shared=counts["shared"]) for row in compared.iter_rows(named=True)]
+    reasons = [reason for row in rows for reason in row["reasons"]]
+    if fail_on_missing_queries and counts["only_baseline"]:
+        missing = sorted(base_queries - cand_queries, key=str)
+        shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        many = counts["only_baseline"] != 1
+        reasons.append(
+            f"missing queries: {counts['only_baseline']} baseline "
+            f"{'queries are' if many else 'query is'} not in the candidate ({shown})"
+        )
+    table = pl.DataFrame(rows, schema_overrides={"reasons": pl.List(pl.String)})
+    settings = {
+        "test": test,
+        "correction": correction,
+        "alpha": alpha,
+        "rules": [rule.text for rule in gate.rules],
+    }
+    return CheckResult(
+        passed=not reasons, table=table, reasons=reasons, queries=counts, settings=settings
+    )
+
+
+def _same_types(
+    base: pl.DataFrame, cand: pl.DataFrame, query: str, metrics: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Query ids of one type on both sides (a stored file may read "7" where a log has 7)."""
+    casts = [pl.col(name).cast(pl.Float64) for name in metrics]
+    if base.schema[query] != cand.schema[query]:
+        casts.append(pl.col(query).cast(pl.String))
+    return base.with_columns(casts), cand.with_columns(casts)

@@ -1,0 +1,217 @@
+"""The gate's rules: ``"ndcg@10 < -0.005"`` strings, bounds, and one metric's verdict."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.gate._result import _num, _p
+from polars_rankeval.registry import split_metric_list
+
+Operator = Literal["<", "<=", ">", ">="]
+_RULE = re.compile(
+    r"^\s*(?P<metric>\S+?)\s*(?P<op><=|>=|<|>)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"\s*(?P<percent>%?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``metric op threshold``: fail when the paired change ``Δ op threshold`` holds.
+
+    ``relative`` rules compare ``Δ / baseline mean`` (written with ``%``: ``-1%`` is -0.01).
+
+    Examples
+    --------
+    >>> Rule.parse("ndcg@10 < -0.005")
+    Rule(metric='ndcg@10', op='<', threshold=-0.005, relative=False, text='ndcg@10 < -0.005')
+    >>> Rule.parse("map <= -2%").threshold
+    -0.02
+    """
+
+    metric: str
+    op: Operator
+    threshold: float
+    relative: bool
+    text: str
+
+    @classmethod
+    def parse(cls, text: object) -> Rule:
+        """Read a rule string such as ``"ndcg@10 < -0.005"`` or ``"map < -1%"``."""
+        found = _RULE.match(text) if isinstance(text, str) else None
+        if found is None:
+            msg = (
+                f"option fail_if=: {text!r} is not a rule; write 'METRIC OP NUMBER' with OP one "
+                "of < <= > >=, e.g. 'ndcg@10 < -0.005' (fail if ndcg@10 drops by more than 0.005) "
+                "or 'map < -1%' (relative to the baseline)"
+            )
+            raise InvalidOptionError(msg)
+        value = float(found["value"])
+        relative = bool(found["percent"])
+        op: Operator = found["op"]  # type: ignore[assignment]
+        return cls(
+            metric=found["metric"],
+            op=op,
+            threshold=value / 100 if relative else value,
+            relative=relative,
+            text=" ".join(str(text).split()),
+        )
+
+    def broken(self, delta: float, baseline_mean: float) -> bool:
+        """Whether the change breaks the rule (an unknown change always does)."""
+        change = delta / abs(baseline_mean) if self.relative else delta
+        if math.isnan(change) or math.isinf(change):
+            return True
+        return {
+            "<": change < self.threshold,
+            "<=": change <= self.threshold,
+            ">": change > self.threshold,
+            ">=": change >= self.threshold,
+        }[self.op]
+
+
+def _bounds(option: str, values: Mapping[str, float] | None) -> dict[str, float]:
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        msg = f"option {option}= must map metric names to numbers, e.g. {{'recall@100': 0.8}}"
+        raise InvalidOptionError(msg)
+    out = {}
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            msg = f"option {option}=: the bound of {name!r} must be a number, got {value!r}"
+            raise InvalidOptionError(msg)
+        out[str(name)] = float(value)
+    return out
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The rules of one check, validated, and how a compared metric fares against them."""
+
+    rules: list[Rule]
+    floors: dict[str, float]
+    ceilings: dict[str, float]
+    significant: bool
+    test: str
+    correction: str | None
+    alpha: float
+
+    @classmethod
+    def build(
+        cls,
+        fail_if: str | Sequence[str],
+        *,
+        fail_if_significant: bool,
+        floors: Mapping[str, float] | None,
+        ceilings: Mapping[str, float] | None,
+        fail_on_missing_queries: bool,
+        test: str,
+        correction: str | None,
+        alpha: float,
+    ) -> _Gate:
+        texts = [fail_if] if isinstance(fail_if, str) else list(fail_if)
+        flags = (fail_if_significant, fail_on_missing_queries)
+        if not all(isinstance(flag, bool) for flag in flags):
+            msg = "options fail_if_significant= and fail_on_missing_queries= are True or False"
+            raise InvalidOptionError(msg)
+        gate = cls(
+            rules=[Rule.parse(text) for text in texts],
+            floors=_bounds("floors", floors),
+            ceilings=_bounds("ceilings", ceilings),
+            significant=fail_if_significant,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+        )
+        if not (gate.rules or gate.floors or gate.ceilings or any(flags)):
+            msg = (
+                "no rule to check: give fail_if=, fail_if_significant=True, floors=, ceilings= "
+                "or fail_on_missing_queries=True (a gate without rules always passes)"
+            )
+            raise InvalidOptionError(msg)
+        return gate
+
+    def metric_specs(self, metrics: str | Sequence[str] | None) -> list[str] | None:
+        """The metric strings given (a comma-separated string is split), else the rules' own."""
+        if metrics is None:
+            return list(dict.fromkeys(name for _, name in self._named())) or None
+        listed = [metrics] if isinstance(metrics, str) else list(metrics)
+        if not all(isinstance(text, str) for text in listed):
+            msg = f"option metrics= takes metric strings, got {metrics!r}"
+            raise InvalidOptionError(msg)
+        specs = [part.strip() for text in listed for part in split_metric_list(text)]
+        return list(dict.fromkeys(part for part in specs if part)) or None
+
+    def check_named(self, names: list[str]) -> None:
+        """Every metric a rule names is among the columns compared."""
+        for option, name in self._named():
+            if name not in names:
+                msg = f"option {option}= names {name!r}, which is not among the metrics {names}"
+                raise InvalidOptionError(msg)
+
+    def _named(self) -> list[tuple[str, str]]:
+        return [
+            *(("fail_if", rule.metric) for rule in self.rules),
+            *(("floors", name) for name in self.floors),
+            *(("ceilings", name) for name in self.ceilings),
+        ]
+
+    def judge(self, row: dict[str, Any], *, shared: int) -> dict[str, Any]:
+        """One output row: the compared metric, its interval on a readable scale, its verdict."""
+        metric, higher = row["metric"], bool(row["higher_is_better"])
+        delta, base_mean = _float(row["delta"]), _float(row["baseline_mean"])
+        reasons: list[str] = []
+        if shared == 0 or math.isnan(delta):
+            reasons.append(f"{metric}: no query has a value on both sides, so Δ is unknown")
+        for rule in self.rules:
+            if rule.metric == metric and rule.broken(delta, base_mean):
+                change = delta / abs(base_mean) if rule.relative else delta
+                shown = f"{change:+.2%}" if rule.relative else f"{change:+.4f}"
+                reasons.append(f"{metric}: Δ {shown} breaks the rule {rule.text}")
+        worse = delta < 0 if higher else delta > 0
+        if self.significant and worse and bool(row["significant"]):
+            p = row["p_adjusted"] if row["p_adjusted"] is not None else row["p_value"]
+            label = f"p ({self.correction})" if self.correction else "p"
+            shown = "< 0.0001" if _p(p).startswith("<") else f"= {_p(p)}"
+            test = f"{self.test} test, {label} {shown}, alpha {self.alpha}"
+            reasons.append(f"{metric}: significantly worse ({test})")
+        value = _float(row["system_overall"])
+        if metric in self.floors and not value >= self.floors[metric]:
+            reasons.append(
+                f"{metric}: candidate {_num(value)} is below the floor {self.floors[metric]}"
+            )
+        if metric in self.ceilings and not value <= self.ceilings[metric]:
+            reasons.append(
+                f"{metric}: candidate {_num(value)} is above the ceiling {self.ceilings[metric]}"
+            )
+        # A geometric mean is tested on logs: its interval is one of the ratio candidate/baseline.
+        ratio = row["test_scale"] == "log"
+        low, high = row["ci_low"], row["ci_high"]
+        return {
+            "metric": metric,
+            "higher_is_better": higher,
+            "baseline": row["baseline_overall"],
+            "candidate": row["system_overall"],
+            "delta": row["delta"],
+            "ci_low": math.exp(low) if ratio and low is not None else low,
+            "ci_high": math.exp(high) if ratio and high is not None else high,
+            "interval_scale": "ratio" if ratio else "delta",
+            "p_value": row["p_value"],
+            "p_adjusted": row["p_adjusted"],
+            "significant": row["significant"],
+            "wins": row["wins"],
+            "ties": row["ties"],
+            "losses": row["losses"],
+            "queries": row["n_queries"],
+            "verdict": "fail" if reasons else "pass",
+            "reasons": reasons,
+        }
+
+
+def _float(value: object) -> float:
+    return math.nan if value is None else float(value)  # type: ignore[arg-type]
