@@ -30,6 +30,7 @@ from polars_rankeval.evaluate import (
 from polars_rankeval.io import read_trec_run
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics import Metric, utility
+from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 from polars_rankeval.registry import (
     parse_metrics,
     resolve_metrics,
@@ -64,6 +65,8 @@ class Result:
     # Several TREC runs in one call, their names in the order given: each trec block is one
     # run, its runid line the run's name.
     runs: tuple[str, ...] = ()
+    # The summary rows as trec_eval sums them (see _trec_summary), for the trec layout.
+    trec_summary: pl.DataFrame | None = None
 
 
 def _with_num_docs(spec: str, num_docs: int | None) -> str | Metric:
@@ -138,7 +141,42 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
         _runid(args, per_query, names["query"]) if "runid" in printed and not by else "",
         _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
         runs=tuple(getattr(args, "run_names", ())),
+        trec_summary=_trec_summary(per_query, means, resolved, by, names["query"]),
     )
+
+
+def _trec_summary(
+    per_query: pl.DataFrame,
+    means: pl.DataFrame,
+    resolved: list[tuple[str, Metric]],
+    by: list[str],
+    query: str,
+) -> pl.DataFrame:
+    """The means as trec_eval computes them: summed query by query, then divided.
+
+    trec_eval adds each query's value to a running double in the order of the query ids
+    (``strcmp``) and divides by the number of queries (``gm_map``: the floored logs, then
+    ``exp``). Polars' mean sums in another order, which can differ in the last bit and so, on a
+    value such as 0.10605, in the fourth decimal printed: the trec layout uses this order.
+    """
+    ordered = per_query.sort([*by, pl.col(query).cast(pl.String)])
+    sums = []
+    for label, metric in resolved:
+        if metric.level != "query" or metric.summary not in ("mean", "gm"):
+            continue
+        values = pl.col(label).drop_nulls().cast(pl.Float64)
+        if metric.summary == "gm":
+            values = values.clip(lower_bound=MIN_GEO_MEAN).log()
+        total = values.cum_sum().last() / pl.col(label).count()
+        sums.append((total.exp() if metric.summary == "gm" else total).alias(label))
+    if not sums:
+        return means
+    found = ordered.group_by(by, maintain_order=True).agg(sums) if by else ordered.select(sums)
+    replaced = [name for name in found.columns if name not in by]
+    if not by:
+        return means.with_columns(found.select(replaced).to_series(i) for i in range(len(replaced)))
+    kept = means.drop(replaced)
+    return kept.join(found, on=by, how="left", nulls_equal=True).select(means.columns)
 
 
 def _warn_about_ties(  # noqa: PLR0917 (the command's state, passed through)

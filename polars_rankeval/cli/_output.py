@@ -99,19 +99,19 @@ def _trec(result: Result) -> str:
     ``-m``, so the blocks can be told apart.
     """
     _check_trec_fields(result)
+    # trec_eval's running sums (summed query by query in id order), not Polars' mean
+    summary = result.summary if result.trec_summary is None else result.trec_summary
     by = result.by
     blocks: list[tuple[tuple[object, ...], pl.DataFrame, pl.DataFrame | None]]
     if not by:
-        blocks = [((), result.summary, result.per_query)]
+        blocks = [((), summary, result.per_query)]
     else:
         per_query = (
             result.per_query.partition_by(by, as_dict=True) if result.per_query is not None else {}
         )
         blocks = [
             (key, means, per_query.get(key))
-            for key, means in result.summary.partition_by(
-                by, maintain_order=True, as_dict=True
-            ).items()
+            for key, means in summary.partition_by(by, maintain_order=True, as_dict=True).items()
         ]
     if result.runs:  # the runs in the order given, as consecutive trec_eval calls print them
         order = {name: index for index, name in enumerate(result.runs)}
