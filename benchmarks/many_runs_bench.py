@@ -87,7 +87,7 @@ def main() -> None:
             "--qrels",
             str(qrels),
             "--baseline",
-            "run01.txt",
+            "run01",
             "-m",
             "map,p@10,ndcg@10",
         ]

@@ -68,11 +68,11 @@ def make_sample(seed: int = 7) -> pl.DataFrame:
     return pl.concat(frames).sort("system", "query", "item")
 
 
-TREC_FILES = {"run.txt": "results.test", "qrels.txt": "qrels.test"}
+TREC_FILES = {"run.txt": "results.test", "trunc.txt": "results.trunc", "qrels.txt": "qrels.test"}
 
 
 def write_trec(root: Path) -> list[Path]:
-    """Copy trec_eval's test collection from ``tests/data`` to ``root`` (run.txt, qrels.txt)."""
+    """Copy trec_eval's test collection from ``tests/data`` to ``root`` (two runs and the qrels)."""
     tests_data = Path(__file__).resolve().parents[1] / "tests" / "data"
     root.mkdir(exist_ok=True)
     written = []

@@ -307,3 +307,4 @@ def test_data_trec_is_trec_evals_test_collection() -> None:
     trec, tests_data = ROOT / "data" / "trec", ROOT / "tests" / "data"
     assert (trec / "run.txt").read_bytes() == (tests_data / "results.test").read_bytes()
     assert (trec / "qrels.txt").read_bytes() == (tests_data / "qrels.test").read_bytes()
+    assert (trec / "trunc.txt").read_bytes() == (tests_data / "results.trunc").read_bytes()

@@ -1,7 +1,9 @@
 """``rank-eval compare``'s terminal table: one block per pair of systems, 100 columns wide.
 
 Each block names the pair (and the segment, with ``--within``) and the paired queries; each
-row is a metric: both systems' means over the paired queries, ``Δ`` (system − baseline) with
+row is a metric: both systems' values as ``evaluate`` reports them (each over its own
+queries: ``baseline_overall``, ``system_overall``), ``Δ`` (system − baseline, over the paired
+queries) with
 its interval, the p-value (adjusted when a correction is used), the paired effect size, the
 per-query wins/ties/losses and a verdict. The verdict reads the metric's declared direction:
 a significant drop of a lower-is-better metric is ``better``. A caption under the blocks says
@@ -110,7 +112,8 @@ def _caption(frame: pl.DataFrame, lines: list[str]) -> list[str]:
     elif test in ("tukey", "tukey_hsd"):
         text += " (p family-wise over all systems)"
     text += (
-        f"; significant: p < {alpha:g}; Δ = system − baseline of the means over the paired "
+        f"; significant: p < {alpha:g}; the systems' columns: each one's value over its own "
+        "queries, as evaluate reports it; Δ = system − baseline over the paired "
         f"queries, interval at {1 - alpha:.0%}; d = effect size (mean/sd of the per-query "
         "differences); W/T/L = queries the system wins/ties/loses"
     )
@@ -163,7 +166,11 @@ def compact(frame: pl.DataFrame, digits: int = 4) -> str:
     metric_width = max(len("metric"), *(len(_label(row)) for row in rows))
     value_width = max(
         _NAME_MIN,
-        *(len(_number(row[c], digits)) for row in rows for c in ("baseline_mean", "system_mean")),
+        *(
+            len(_number(row[c], digits))
+            for row in rows
+            for c in ("baseline_overall", "system_overall")
+        ),
     )
     # What is left of the width goes to the two means, whose headers are the system names.
     left = WIDTH - metric_width - sum(widths) - len(_GAP) * (len(headers) + 2)
@@ -189,8 +196,9 @@ def compact(frame: pl.DataFrame, digits: int = 4) -> str:
         for row in block:
             shown = [
                 _label(row).ljust(metric_width),
-                _number(row["baseline_mean"], digits).rjust(mean_width),
-                _number(row["system_mean"], digits).rjust(mean_width),
+                # what evaluate gives under the metric's name; Δ pairs the shared queries
+                _number(row["baseline_overall"], digits).rjust(mean_width),
+                _number(row["system_overall"], digits).rjust(mean_width),
                 *(
                     c.ljust(w) if i in (0, 3, 4) else c.rjust(w)
                     for i, (c, w) in enumerate(zip(cells[id(row)], widths, strict=True))
