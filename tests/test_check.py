@@ -24,6 +24,7 @@ from polars_rankeval.errors import (
 from polars_rankeval.gate import Rule
 
 DATA = Path(__file__).parent / "data"
+EXPECTED_AQC = DATA / "expected_v10"
 
 
 def _tables(seed: int = 3, n: int = 40) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -301,8 +302,10 @@ def test_cli_trec_runs(
     short_path = tmp_path / "short.run"
     short_path.write_text("\n".join(short) + "\n")
     same = ["check", run, "--baseline", run, "--qrels", qrels, "--fail-if", "map < 0"]
-    assert main(same) == 0
-    assert capsys.readouterr().out.startswith("rank-eval check: PASS")
+    status = main(same)
+    out = capsys.readouterr()
+    assert status == 0, out
+    assert out.out.startswith("rank-eval check: PASS")
     worse = [
         "check",
         str(short_path),
@@ -316,3 +319,43 @@ def test_cli_trec_runs(
     assert main([*worse, "-o", str(tmp_path / "out.txt")]) == 1
     assert "map: Δ -" in (tmp_path / "out.txt").read_text()
     assert capsys.readouterr().out == ""
+
+
+def test_cli_trec_options_and_a_trec_eval_output_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    run, qrels = _trec_paths()
+    trunc = str(DATA / "results.trunc")  # topic 302 has no line
+    printed = tmp_path / "base.txt"
+    assert (
+        main([run, "--qrels", qrels, "-m", "map", "--per-query", "-f", "trec", "-o", str(printed)])
+        == 0
+    )
+    assert (
+        main(["check", trunc, "--baseline", str(printed), "--qrels", qrels, "--min", "map=0"]) == 2
+    )
+    assert "looks like trec_eval's output" in capsys.readouterr().err
+    # Without -c the truncated run has two topics; with -c topic 302 scores 0 (trec_eval -c).
+    args = ["check", trunc, "--baseline", run, "--qrels", qrels, "--format", "json"]
+    assert main([*args, "--min", "map=0"]) == 0
+    skipped = json.loads(capsys.readouterr().out)
+    assert main([*args, "--min", "map=0", "-c"]) == 0
+    complete = json.loads(capsys.readouterr().out)
+    assert skipped["queries"]["candidate"] == 2
+    assert complete["queries"]["candidate"] == 3
+    expected = (EXPECTED_AQC / "out.test.aqc").read_text().splitlines()
+    trec_map = next(line.split()[2] for line in expected if line.split()[:2] == ["map", "all"])
+    assert f"{complete['metrics'][0]['candidate']:.4f}" == trec_map
+
+
+def test_last_bit_noise_is_no_change() -> None:
+    # The same ranking evaluated twice can differ in the last bit (sums in another order); a
+    # "< 0" margin and the significance test must not see that as a loss.
+    _, base = _tables()
+    noisy = base.with_columns(pl.col("map") - pl.col("map") * 1e-13)
+    assert (noisy["map"] < base["map"]).sum() > 30
+    assert rke.check(noisy, base, "map", fail_if="map < 0", fail_if_significant=True).passed
+    # A real change, however small, still counts.
+    lower = base.with_columns(pl.col("map") - 1e-9)
+    assert not rke.check(lower, base, "map", fail_if="map < 0").passed

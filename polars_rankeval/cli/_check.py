@@ -27,6 +27,7 @@ from polars_rankeval.gate import check
 EXIT_FAILED = 1
 _FORMATS = ("text", "json", "markdown")
 # Files read as tables (a log or a per-query table); anything else is a TREC run with --qrels.
+_TREC_EVAL_FIELDS = 3  # a line of trec_eval's output: measure, query, value
 _TABLE_SUFFIXES = {".parquet", ".csv", ".tsv", ".ndjson", ".jsonl", ".arrow", ".ipc"}
 
 _EPILOG = """\
@@ -124,6 +125,15 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--convention", default="trec_eval", help="a tool's definitions (default trec_eval)"
     )
+    parser.add_argument(
+        "-c",
+        "--complete",
+        action="store_true",
+        help="with TREC runs: judged queries a run has no line for score 0 (trec_eval -c)",
+    )
+    parser.add_argument(
+        "-l", "--relevance-level", type=int, default=None, help="as trec_eval -l (default 1)"
+    )
     for role in ("query", "item", "score", "relevance"):
         parser.add_argument(f"--{role}", default=role, help=f"{role} column (default {role})")
     parser.add_argument("--format", choices=_FORMATS, default="text", help="default text")
@@ -156,7 +166,34 @@ def _read(path: str, qrels: str | None, role: str) -> pl.LazyFrame:
             "for a TREC run give --qrels QRELS"
         )
         raise CliError(msg)
+    if _is_trec_eval_output(path):
+        msg = (
+            f"{path}: the {role} looks like trec_eval's output (measure, query, value), which "
+            "holds no ranking to evaluate and is not a per-query table; store the baseline "
+            "as a table: rank-eval RUN --qrels QRELS -m ... --per-query -o baseline.parquet"
+        )
+        raise CliError(msg)
     return _read_trec(path, qrels)
+
+
+def _is_trec_eval_output(path: str) -> bool:
+    """A first line of three fields (``map  all  0.1785``), as trec_eval prints; not a run."""
+    try:
+        with Path(path).open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return False  # the TREC reader names a missing file
+    return len(first.split()) == _TREC_EVAL_FIELDS
+
+
+def _evaluation_options(args: argparse.Namespace) -> dict[str, object]:
+    """-c and -l reach evaluate only when given (a per-query table takes none)."""
+    options: dict[str, object] = {}
+    if args.complete:
+        options["missing_queries"] = "zero"
+    if args.relevance_level is not None:
+        options["relevance_level"] = args.relevance_level
+    return options
 
 
 def _run_check(argv: Sequence[str]) -> int:
@@ -193,6 +230,7 @@ def _run_check(argv: Sequence[str]) -> int:
             score=args.score,
             relevance=args.relevance,
             convention=args.convention,
+            **_evaluation_options(args),
         )
     rendered = {"text": result.text, "json": result.json, "markdown": result.markdown}
     _write(rendered[args.format](), args.output)

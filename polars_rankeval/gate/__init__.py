@@ -14,6 +14,10 @@ query with :func:`polars_rankeval.compare_per_query`, and applies rules:
 
 Directions come from the metrics' declarations: "worse" is a drop for ndcg and a rise for a
 lower-is-better metric. A metric with no shared query fails (its Δ is unknown), never passes.
+
+A query whose two values differ by no more than ``1e-12`` (relative) counts as unchanged: the
+same ranking evaluated twice can differ in the last bit, as floating-point sums depend on the
+order Polars adds them in, and that noise must not break a ``< 0`` margin or look significant.
 """
 
 from __future__ import annotations
@@ -214,6 +218,7 @@ def check(
     gate.check_named(names)
     cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
     base, cand = _same_types(base, cand, query, names)
+    cand = _unchanged_as_equal(base, cand, query, names)
     base_queries, cand_queries = set(base[query].to_list()), set(cand[query].to_list())
     counts = {
         "baseline": len(base_queries),
@@ -262,6 +267,23 @@ def check(
     return CheckResult(
         passed=not reasons, table=table, reasons=reasons, queries=counts, settings=settings
     )
+
+
+# Below this relative difference a query's two values are the same value computed twice.
+_NOISE = 1e-12
+
+
+def _unchanged_as_equal(
+    base: pl.DataFrame, cand: pl.DataFrame, query: str, metrics: list[str]
+) -> pl.DataFrame:
+    """The candidate's values, with those equal to the baseline's up to ``_NOISE`` set equal."""
+    paired = cand.join(base, on=query, how="left", suffix="__base", nulls_equal=True)
+    snapped = []
+    for name in metrics:
+        mine, theirs = pl.col(name), pl.col(f"{name}__base")
+        close = (mine - theirs).abs() <= _NOISE * pl.max_horizontal(theirs.abs(), pl.lit(1.0))
+        snapped.append(pl.when(close).then(theirs).otherwise(mine).alias(name))
+    return paired.with_columns(snapped).select(cand.columns)
 
 
 def _same_types(
