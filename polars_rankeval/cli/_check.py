@@ -14,6 +14,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -186,9 +187,9 @@ def _is_trec_eval_output(path: str) -> bool:
     return len(first.split()) == _TREC_EVAL_FIELDS
 
 
-def _evaluation_options(args: argparse.Namespace) -> dict[str, object]:
+def _evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
     """-c and -l reach evaluate only when given (a per-query table takes none)."""
-    options: dict[str, object] = {}
+    options: dict[str, Any] = {}
     if args.complete:
         options["missing_queries"] = "zero"
     if args.relevance_level is not None:
