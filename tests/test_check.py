@@ -170,6 +170,8 @@ def test_missing_queries() -> None:
         "missing queries: 2 baseline queries are not in the candidate ('q03', 'q07')"
     ]
     assert "missing queries" in strict.text().splitlines()[0]
+    assert repr(strict) == strict.text()
+    assert strict._repr_markdown_() == strict.markdown()
     assert rke.check(extra, base, fail_on_missing_queries=True).passed
     # Δ is over the shared queries.
     shared = base.filter(pl.col("query").is_in(fewer["query"].implode()))

@@ -31,6 +31,10 @@ class CheckResult:
     def __repr__(self) -> str:
         return self.text()
 
+    def _repr_markdown_(self) -> str:
+        """A notebook shows the Markdown summary."""
+        return self.markdown()
+
     def text(self) -> str:
         """A short human summary: the verdict, one line per metric, the query counts."""
         failed = self.table.filter(pl.col("verdict") == "fail").height
