@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import warnings
@@ -19,7 +20,9 @@ from polars_rankeval._columns import (
     make_columns,
 )
 from polars_rankeval._options import check_choice
+from polars_rankeval._partial import PassSums
 from polars_rankeval._progress import Progress
+from polars_rankeval._read_once import read_once
 from polars_rankeval._spill import cleanup_on_sigterm, spill_folder
 from polars_rankeval.context import (
     BOUND_TIES,
@@ -351,18 +354,35 @@ def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:
 
 def drop_empty_queries(per_query: pl.DataFrame, *, stacklevel: int = 3) -> pl.DataFrame:
     """Drop the lists with nothing relevant (``empty_queries="drop"``), saying how many."""
+    kept, dropped = split_empty_queries(per_query)
+    warn_dropped(dropped, per_query.height, stacklevel=stacklevel)
+    return kept
+
+
+def split_empty_queries(per_query: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """The lists with something relevant (``empty_queries="drop"``), and how many were left out.
+
+    Without the ``HAS_RELEVANT`` flag (``empty_queries="zero"``) every list is kept.
+    """
     if HAS_RELEVANT not in per_query.columns:
-        return per_query
+        return per_query, 0
     dropped = per_query.height - int(per_query[HAS_RELEVANT].sum())
+    return per_query.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT), dropped
+
+
+def warn_dropped(dropped: int, evaluated: int, *, stacklevel: int) -> None:
+    """Say once how many evaluated lists ``empty_queries="drop"`` left out (if any).
+
+    ``stacklevel`` counts from the caller, as if it called ``warnings.warn`` itself.
+    """
     if dropped:
         warnings.warn(
-            f"empty_queries='drop': left out {dropped} of {per_query.height} evaluated "
+            f"empty_queries='drop': left out {dropped} of {evaluated} evaluated "
             "queries that have nothing relevant (empty_queries='zero', the trec_eval rule, "
             "scores them 0)",
             EmptyQueriesWarning,
-            stacklevel=stacklevel,
+            stacklevel=stacklevel + 1,
         )
-    return per_query.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT)
 
 
 _Pending = list[tuple[str, Metric, RankingContext, str]]
@@ -462,31 +482,67 @@ def _in_passes(
 ) -> pl.LazyFrame:
     """The per-query plan run as sequential passes over hash buckets of the query ids.
 
-    It stays a LazyFrame (``pl.defer``): nothing runs before ``collect()``. Up to
-    ``RESCAN_PASSES`` passes each re-read the input and filter their bucket; with more, one
-    streaming query first writes the input into one Parquet directory per hash bucket (under a
-    temporary directory, removed whatever happens), then each pass is one streaming query over
-    its own bucket's files. Either way a pass's windows hold that bucket's rows only.
+    It stays a LazyFrame (``pl.defer``): nothing runs before ``collect()``. See
+    :func:`_run_passes` for how the buckets are read.
     """
+    schema = plan_for(lf).collect_schema()
 
     def run() -> pl.DataFrame:
+        parts: list[pl.DataFrame] = []
+        _run_passes(
+            lf,
+            columns,
+            lambda bucket: parts.append(plan_for(bucket).collect(engine="streaming")),
+            passes,
+            progress=progress,
+            spill_dir=spill_dir,
+        )
+        result = pl.concat(parts).sort(columns.partition) if parts else pl.DataFrame(schema=schema)
+        warn_if_empty(result, lf, columns)
+        return result
+
+    return pl.defer(run, schema=schema)
+
+
+def _run_passes(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    each: Callable[[pl.LazyFrame], None],
+    passes: int | Literal["auto"],
+    *,
+    progress: bool | None,
+    spill_dir: str | os.PathLike[str] | None,
+) -> None:
+    """Call ``each`` on the rows of every hash bucket of the query ids, one bucket at a time.
+
+    Up to ``RESCAN_PASSES`` passes each re-read the input and filter their bucket; with more,
+    one streaming query first writes the input into one Parquet directory per hash bucket
+    (under a temporary directory, removed whatever happens), then each pass reads its own
+    bucket's files. Either way a pass's windows hold that bucket's rows only. An input that is
+    costly to read again (a join, CSV) and would be read more than once (counted for
+    ``"auto"``, re-read per pass) is read once first (:func:`read_once`). Empty buckets of
+    the spill are skipped.
+    """
+    with contextlib.ExitStack() as stack:
+        if passes == "auto" or 1 < passes <= RESCAN_PASSES:
+            lf = read_once(
+                lf,
+                stack,
+                rows=ROWS_PER_PASS,
+                spill_dir=spill_dir,
+                compression=SPILL_COMPRESSION,
+            )
         if passes == "auto":
             rows = lf.select(pl.len()).collect().item()
             total = max(1, -(-rows // ROWS_PER_PASS))
         else:
             total = passes
         if total == 1:
-            result = plan_for(lf).collect(engine="streaming")
+            each(lf)
         elif total <= RESCAN_PASSES:
-            result = _rescanned_passes(lf, columns, plan_for, total, progress=progress)
+            _rescanned_passes(lf, columns, each, total, progress=progress)
         else:
-            result = _spilled_passes(
-                lf, columns, plan_for, total, progress=progress, spill_dir=spill_dir
-            )
-        warn_if_empty(result, lf, columns)
-        return result
-
-    return pl.defer(run, schema=plan_for(lf).collect_schema())
+            _spilled_passes(lf, columns, each, total, progress=progress, spill_dir=spill_dir)
 
 
 # Up to this many passes each pass re-reads the input and keeps its own bucket's rows; more
@@ -507,30 +563,28 @@ def _bucket_of(columns: Columns, total: int) -> pl.Expr:
 def _rescanned_passes(
     lf: pl.LazyFrame,
     columns: Columns,
-    plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
+    each: Callable[[pl.LazyFrame], None],
     total: int,
     *,
     progress: bool | None,
-) -> pl.DataFrame:
+) -> None:
     """Evaluate each hash bucket of the query ids in its own pass over the whole input."""
     bucket_of = _bucket_of(columns, total)
-    parts = []
     with Progress(total, enabled=progress, spill=False) as bar:
         for bucket in range(total):
-            parts.append(plan_for(lf.filter(bucket_of == bucket)).collect(engine="streaming"))
+            each(lf.filter(bucket_of == bucket))
             bar.advance()
-    return pl.concat(parts).sort(columns.partition)
 
 
 def _spilled_passes(
     lf: pl.LazyFrame,
     columns: Columns,
-    plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
+    each: Callable[[pl.LazyFrame], None],
     total: int,
     *,
     progress: bool | None,
     spill_dir: str | os.PathLike[str] | None,
-) -> pl.DataFrame:
+) -> None:
     """Spill ``lf`` into ``total`` hash buckets of the query ids, then evaluate each bucket.
 
     Rescanning the whole input once per pass made the time grow with the number of passes;
@@ -551,19 +605,14 @@ def _spilled_passes(
             engine="streaming",
         )
         bar.spilled()
-        parts = []
         for bucket in range(total):
             files = root / f"{_BUCKET_KEY}={bucket}"
             if files.is_dir():  # an empty bucket writes no directory
                 # hive_partitioning=False: the bucket key is not a column of the input
-                scan = pl.scan_parquet(files, hive_partitioning=False)
-                parts.append(plan_for(scan).collect(engine="streaming"))
+                each(pl.scan_parquet(files, hive_partitioning=False))
                 # free the disk as the passes go: the spill is about the input's size
                 shutil.rmtree(files, ignore_errors=True)
             bar.advance()
-    if not parts:
-        return plan_for(lf.head(0)).collect(engine="streaming")
-    return pl.concat(parts).sort(columns.partition)
 
 
 def summary_of(label: str, metric: Metric) -> pl.Expr:
@@ -786,9 +835,7 @@ def evaluate(
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     preset, settings = settings_for(convention, locals())
     engine = check_choice("engine", engine, ["auto", "in-memory", "streaming"])
-    if not isinstance(per_query, bool):
-        msg = f"option per_query= must be True or False, got {per_query!r}"
-        raise InvalidOptionError(msg)
+    _check_per_query(per_query)
     resolved = resolve_metrics(metrics, preset)
     data = as_polars(data)  # type: ignore[assignment]
     # a frame of per-user lists (the item column is a list column) becomes the long format
@@ -816,6 +863,22 @@ def evaluate(
             frame, columns, resolved, settings, source=lf, tables=tables, flag_ties=flag_ties
         )
 
+    if passes != 1 and not per_query:
+        # each pass's per-query rows become partial sums: the end holds one row per system
+        return _summary_in_passes(
+            data,
+            lf,
+            columns,
+            plan_for,
+            passes,
+            resolved,
+            settings,
+            tables,
+            progress=progress,
+            spill_dir=spill_dir,
+            tie_limit=tie_limit,
+            engine=engine,
+        )
     plan = (
         plan_for(lf)
         if passes == 1
@@ -874,6 +937,82 @@ def evaluate(
         return finished(plan.collect(engine="streaming"), stacklevel=2)
 
     return pl.defer(run, schema=schema)
+
+
+def _check_per_query(per_query: object) -> None:
+    if not isinstance(per_query, bool):
+        msg = f"option per_query= must be True or False, got {per_query!r}"
+        raise InvalidOptionError(msg)
+
+
+def _summary_in_passes(  # noqa: PLR0917 (internal; one call site in evaluate)
+    data: FrameT,
+    lf: pl.LazyFrame,
+    columns: Columns,
+    plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
+    passes: int | Literal["auto"],
+    resolved: list[tuple[str, Metric]],
+    settings: Settings,
+    tables: Tables,
+    *,
+    progress: bool | None,
+    spill_dir: str | os.PathLike[str] | None,
+    tie_limit: float | None,
+    engine: Engine,
+) -> FrameT:
+    """The summary of a log evaluated in passes, each pass reduced to partial sums.
+
+    Each pass's per-query rows are finished (:func:`finish_all`) and their empty lists
+    dropped, both per query, then summed per ``by`` group (:class:`PassSums`): the
+    passes keep one row per system each, not one per query (per-system metrics keep their own
+    per-query values, which their ``reduce`` needs). The warnings (nothing evaluated, lists
+    dropped, ties) are given once, over all passes.
+    """
+    expected = finish_all(
+        pl.LazyFrame(schema=plan_for(lf).collect_schema()), resolved, columns.partition, tables
+    )
+    expected = expected.drop(HAS_RELEVANT, TIED, strict=False)
+    schema = summary(expected, resolved, columns.by, tables).collect_schema()
+    empty = pl.DataFrame(schema=expected.collect_schema())
+
+    def run() -> pl.DataFrame:
+        sums = PassSums(resolved, list(columns.by), list(columns.partition))
+        counts = {"evaluated": 0, "dropped": 0}
+        tied: list[pl.DataFrame] = []
+
+        def each(bucket: pl.LazyFrame) -> None:
+            rows = plan_for(bucket).collect(engine="streaming")
+            counts["evaluated"] += rows.height
+            done = finish_all(rows.lazy(), resolved, columns.partition, tables).collect()
+            done, dropped = split_empty_queries(done)
+            counts["dropped"] += dropped
+            if TIED in done.columns:  # the tie warning reads which lists have ties
+                tied.append(done.select(*columns.partition, TIED))
+                done = done.drop(TIED)
+            sums.add(done)
+
+        _run_passes(lf, columns, each, passes, progress=progress, spill_dir=spill_dir)
+        if not counts["evaluated"]:
+            warn_if_empty(empty, lf, columns)
+        warn_dropped(counts["dropped"], counts["evaluated"], stacklevel=2)
+        if tied:
+            warn_if_ties_move_means(
+                lf,
+                pl.concat(tied),
+                resolved,
+                settings,
+                columns,
+                tables,
+                limit=tie_limit or 0.0,
+                stacklevel=2,
+            )
+        return sums.result(empty, tables, schema)
+
+    summed = pl.defer(run, schema=schema)
+    if isinstance(data, pl.LazyFrame):
+        return summed
+    with cleanup_on_sigterm():  # SIGTERM removes the spill as Ctrl-C does
+        return summed.collect(engine=engine)
 
 
 def _needs_per_query_frame(resolved: list[tuple[str, Metric]], settings: Settings) -> bool:
