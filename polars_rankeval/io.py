@@ -527,20 +527,10 @@ def join_run_qrels(
     keys = [query, item]
     if columns.by:
         # Every system meets every judgment, as if each were joined on its own.
-        systems = run_lf.select(columns.by).unique(maintain_order=True)
+        systems = run_lf.select(columns.by).unique()
         qrels_lf = systems.join(qrels_lf, how="cross")
         keys = [*columns.by, *keys]
-    # The run's rows in the file's order, then the judged items it did not retrieve: a list's
-    # values are summed in the order its rows arrive, so an unordered join made the same files
-    # give per-query values that differ in the last bit from call to call.
-    joined = run_lf.join(
-        qrels_lf,
-        on=keys,
-        how="full",
-        coalesce=True,
-        nulls_equal=False,
-        maintain_order="left_right",
-    )
+    joined = run_lf.join(qrels_lf, on=keys, how="full", coalesce=True, nulls_equal=False)
     return joined.select(*run_schema.names(), *added)
 
 
