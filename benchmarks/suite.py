@@ -263,7 +263,9 @@ def run_worker(tool: str, path: Path, timeout: int) -> dict[str, object]:
             stdout=out,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
+        samples: list[tuple[float, float]] = []  # (seconds, RSS in MB) every RSS_EVERY s
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
@@ -272,6 +274,9 @@ def run_worker(tool: str, path: Path, timeout: int) -> dict[str, object]:
                 child.kill()
                 os.wait4(child.pid, 0)
                 return {"error": f"over {timeout} s"}
+            now = time.monotonic() - started
+            if not samples or now - samples[-1][0] >= RSS_EVERY:
+                samples.append((round(now, 1), _rss_mb(child.pid)))
             time.sleep(0.05)
         child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         if child.returncode != 0:
@@ -282,7 +287,22 @@ def run_worker(tool: str, path: Path, timeout: int) -> dict[str, object]:
     # CPU seconds of the whole process (imports included): on a shared machine the wall time
     # depends on the other processes' load, the CPU time much less.
     result["cpu_s"] = usage.ru_utime + usage.ru_stime
+    # where in the run the memory peaks (the spill, a pass, the end): see the out-of-core section
+    result["rss_samples"] = samples
     return result
+
+
+RSS_EVERY = 5.0
+
+
+def _rss_mb(pid: int) -> float:
+    """The current resident set size of process ``pid`` in MB (0 where unreadable)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    line = next((line for line in status.splitlines() if line.startswith("VmRSS:")), "")
+    return int(line.split()[1]) / 1024 if line else 0.0
 
 
 def data_file(rows: int) -> Path:

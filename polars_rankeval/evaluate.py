@@ -773,7 +773,10 @@ def evaluate(
         one-pass result (up to the last bit of floating-point sums, which Polars does not fix).
         With two or three passes (``RESCAN_PASSES``) each pass re-reads the input; with more,
         the input is read once and written into per-bucket Parquet files under ``spill_dir``,
-        so each pass reads only its own bucket.
+        so each pass reads only its own bucket. An input that is costly to read again (a join,
+        CSV) is read once first: collected when small, else copied to Parquet. With
+        ``per_query=False`` each pass is reduced to per-system sums, so memory does not grow
+        with the number of queries.
     progress
         Progress bar on stderr when evaluation runs in several passes: None (default) shows it
         only when stderr is a terminal, False never, True always. Where stderr is not a
