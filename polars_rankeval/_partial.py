@@ -53,8 +53,9 @@ def partial_sums(
     --------
     >>> from polars_rankeval.registry import resolve_metrics
     >>> rows = pl.DataFrame({"system": ["a", "a", "b"], "map": [0.5, None, 0.25]})
+    >>> # per system: its rows, the sum of map's values and how many there are (nulls left out)
     >>> partial_sums(rows, resolve_metrics(["map"]), ["system"]).sort("system").rows()
-    [('a', 0.5, 1, 2), ('b', 0.25, 1, 1)]
+    [('a', 2, 0.5, 1), ('b', 1, 0.25, 1)]
     """
     sums: list[pl.Expr] = [pl.len().alias(_ROWS)]
     for label, metric in resolved:
