@@ -163,12 +163,14 @@ def test_the_partition_count_changes_nothing(log, log_sdf):
 
 @pytest.mark.parametrize("min_rows", [1, 50])
 def test_lists_split_across_arrow_batches(spark, log, log_sdf, min_rows):
-    # Batches of 7 rows: nearly every ranked list straddles two or more batches, so the
-    # carry-over of the last list runs all the time (min_rows=1 evaluates every batch;
-    # min_rows=50 first gathers several batches).
+    # The sorted route streams: with batches of 7 rows nearly every ranked list straddles two
+    # or more batches, so the carry-over of the last list runs all the time (min_rows=1
+    # evaluates every batch; min_rows=50 first gathers several batches).
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "7")
     try:
-        got = rke_spark.evaluate(log_sdf, METRICS, by="system", per_query=True, min_rows=min_rows)
+        got = rke_spark.evaluate(
+            log_sdf, METRICS, by="system", per_query=True, route="sorted", min_rows=min_rows
+        )
         assert_same(
             to_polars(got),
             rke.evaluate(log, METRICS, by="system", per_query=True),

@@ -17,7 +17,6 @@ Spark guide. pyspark itself is imported only when a function here is called.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +37,7 @@ from polars_rankeval.spark._common import (
     _spark_schema,
 )
 from polars_rankeval.spark._similarity import similarity
-from polars_rankeval.spark._workers import _Lists, _Whole, whole_bucket
+from polars_rankeval.spark._workers import _Lists, _Whole, bucket_function
 from polars_rankeval.tables import make_tables, read_table
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
@@ -270,7 +269,7 @@ def _per_query(
         count = n_partitions or int(str(sdf.sparkSession.conf.get("spark.sql.shuffle.partitions")))
         # Spark's own Murmur3 hash: every row of a list gets the same bucket on every executor.
         bucket = functions.pmod(functions.hash(*keys), functions.lit(count)).alias(_BUCKET)
-        evaluate_bucket = functools.partial(whole_bucket, _Whole(metrics, options, output), _BUCKET)
+        evaluate_bucket = bucket_function(_Whole(metrics, options, output), _BUCKET)
         return sdf.select("*", bucket).groupBy(_BUCKET).applyInArrow(evaluate_bucket, schema)
     shuffled = sdf.repartition(n_partitions, *keys) if n_partitions else sdf.repartition(*keys)
     if route == "partitions":

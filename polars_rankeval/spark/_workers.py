@@ -6,7 +6,7 @@ import ``polars_rankeval`` rather than receive its code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,15 +91,19 @@ class _Whole:
             yield from self.evaluated(whole).to_batches()
 
 
-def whole_bucket(lists: _Whole, bucket: str, table: pa.Table) -> pa.Table:
+def bucket_function(lists: _Whole, bucket: str) -> Callable[[pa.Table], pa.Table]:
     """``applyInArrow``'s function for the ``"buckets"`` route: one hash bucket evaluated.
 
-    Bound with :func:`functools.partial` to ``lists`` and the bucket column's name, so that
-    Spark sees one argument (the table form) and pickles a module-level function.
+    A plain function of one table, type-hinted, so that Spark infers the table form (it cannot
+    read the hints of a :func:`functools.partial`); Spark pickles it with ``lists`` by value.
     """
-    frame = pl.from_arrow(table.drop_columns([bucket]), rechunk=False)
-    assert isinstance(frame, pl.DataFrame)
-    return lists.evaluated(frame)
+
+    def evaluate_bucket(table: pa.Table) -> pa.Table:
+        frame = pl.from_arrow(table.drop_columns([bucket]), rechunk=False)
+        assert isinstance(frame, pl.DataFrame)
+        return lists.evaluated(frame)
+
+    return evaluate_bucket
 
 
 @dataclass(frozen=True)
