@@ -55,7 +55,7 @@ def fits_in_memory(lf: pl.LazyFrame, rows: int) -> bool:
     without an estimate (NDJSON, Python scans) does not fit, so it is spilled.
     """
     plan = lf.explain()
-    files = len(_FILE_SCAN.findall(plan)) + plan.count("PYTHON SCAN")
+    files = len(_FILE_SCAN.findall(plan))  # "PYTHON SCAN []" too
     estimates = [int(n) for n in _ESTIMATED.findall(plan)]
     return len(estimates) >= files and sum(estimates) <= rows
 
