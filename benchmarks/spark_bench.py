@@ -1,9 +1,10 @@
 """polars_rankeval.spark against Spark's own RankingEvaluator and against the local path.
 
-``python benchmarks/spark_bench.py [ROWS] [--batch N] [--partitions N]`` (default 10M rows,
-Arrow batches of 10,000 rows, 4 shuffle partitions) reads the suite's generated log
-(``benchmarks/_data/log_ROWS.parquet``, written by ``generate.py`` if missing) and times, in
-one process with one Spark session in ``local[2]`` (the same settings for every route):
+``python benchmarks/spark_bench.py [ROWS] [--batch N] [--partitions N] [--routes A,B]``
+(default 10M rows, Arrow batches of 10,000 rows, 4 shuffle partitions, every route) reads
+the suite's generated log (``benchmarks/_data/log_ROWS.parquet``, written by ``generate.py``
+if missing) and times, in one process with one Spark session in ``local[2]`` (the same
+settings for every route):
 
 * ``rke_spark[ROUTE]``: ``rke_spark.evaluate(spark.read.parquet(...), METRICS, route=ROUTE)``,
   the means collected, for the routes ``partitions`` (the default), ``buckets`` and ``sorted``;
@@ -176,7 +177,10 @@ def main() -> None:
         on_spark(route, 1_000_000)
     load = os.getloadavg()
     results["rke_local"] = timed(local)
-    for route in ROUTES:
+    order = (
+        sys.argv[sys.argv.index("--routes") + 1].split(",") if "--routes" in sys.argv else ROUTES
+    )
+    for route in order:  # --routes sorted,partitions: another order, to see the drift
         results[f"rke_spark[{route}]"] = timed(on_spark, route)
     results["spark_own"] = timed(spark_own, spark, path)
     spark.stop()
