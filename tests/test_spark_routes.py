@@ -102,7 +102,7 @@ def test_the_route_is_checked_on_the_driver(log_sdf):
 def test_spark_35_gets_the_partitions_route_and_a_clear_error_for_buckets(log_sdf, monkeypatch):
     # The version check reads the session's Spark version; 3.5 has no applyInArrow.
     monkeypatch.setattr(type(log_sdf.sparkSession), "version", property(lambda _: "3.5.6"))
-    assert rke_spark._pick_route("auto", log_sdf) == "partitions"
+    assert rke_spark._pick_route("auto", log_sdf) == "sorted"
     assert rke_spark._pick_route("sorted", log_sdf) == "sorted"
     with pytest.raises(InvalidOptionError, match=r"route='buckets' needs Spark >= 4\.0.*3\.5\.6"):
         rke_spark.evaluate(log_sdf, ["map"], route="buckets")

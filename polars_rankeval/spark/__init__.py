@@ -55,7 +55,7 @@ def _major_version(sdf: DataFrame) -> int:
 
 
 def _pick_route(route: str, sdf: DataFrame) -> str:
-    """The route ``evaluate`` runs: ``"auto"`` is ``"partitions"``, on every Spark version.
+    """The route ``evaluate`` runs: ``"auto"`` is ``"sorted"`` (bounded memory), on every version.
 
     The ``"buckets"`` route needs ``GroupedData.applyInArrow`` (Spark >= 4.0); on Spark 3.5
     asking for it is an error that names the routes that work there.
@@ -69,7 +69,9 @@ def _pick_route(route: str, sdf: DataFrame) -> str:
             f"{sdf.sparkSession.version}: use route='partitions' or 'sorted'"
         )
         raise InvalidOptionError(msg)
-    return "partitions" if route == "auto" else route
+    # The three routes cost about the same CPU (benchmarks/README.md); only "sorted" bounds a
+    # worker's memory whatever the partition's size, so a default cannot run out of memory.
+    return "sorted" if route == "auto" else route
 
 
 def _options(**options: Any) -> dict[str, Any]:
@@ -144,7 +146,7 @@ def evaluate(
         bucket) holds about ``rows / n_partitions`` rows, all in memory at once.
     route
         How the lists reach the local engine; all give the same numbers.
-        ``"partitions"`` (what ``"auto"`` picks, every Spark version): hash repartition, then
+        ``"partitions"`` (every Spark version): hash repartition, then
         ``mapInArrow`` gathers each whole partition and evaluates it in one call (no sort: the
         local engine groups by query itself); a partition must fit in a worker's memory.
         ``"buckets"`` (Spark >= 4.0): ``groupBy`` on a hash bucket of ``(*by, query)`` and
@@ -152,7 +154,7 @@ def evaluate(
         sorts the rows by bucket to form the groups). ``"sorted"``: hash repartition, sort
         within partitions, ``mapInArrow`` streams the batches (see ``min_rows``); memory holds
         about ``min_rows`` rows plus the largest list, whatever the partition's size, at the
-        cost of Spark's sort.
+        cost of Spark's sort. ``"auto"`` (default) is ``"sorted"``.
     min_rows
         ``route="sorted"`` only: Arrow batches are gathered up to this many rows before the
         local engine runs (each evaluation has a fixed cost); memory per worker holds about
