@@ -18,7 +18,8 @@ from polars.testing import assert_frame_equal
 import polars_rankeval as rke
 from polars_rankeval._read_once import fits_in_memory, is_costly
 
-evaluate_module = importlib.import_module("polars_rankeval.evaluate")
+# the passes (ROWS_PER_PASS, RESCAN_PASSES) live in their own module
+passes_module = importlib.import_module("polars_rankeval._passes")
 METRICS = ["ndcg@10", "map", "mrr", "p@5", "num_q"]
 
 
@@ -82,7 +83,7 @@ def test_a_costly_input_is_read_once(n_buckets, per_query: bool) -> None:
 
 def test_auto_over_many_passes_reads_once(monkeypatch) -> None:
     log = _log()
-    monkeypatch.setattr(evaluate_module, "ROWS_PER_PASS", 500)  # 3,000 rows: 6 passes
+    monkeypatch.setattr(passes_module, "ROWS_PER_PASS", 500)  # 3,000 rows: 6 passes
     lazy, reads = _counted(log)
     _same(rke.evaluate(lazy, METRICS, by=None).collect(), rke.evaluate(log, METRICS))
     assert len(reads) == 1
@@ -117,7 +118,7 @@ def test_a_large_csv_is_spilled_to_parquet_and_removed(tmp_path: Path, monkeypat
     log.write_csv(path)
     spill = tmp_path / "spill"
     spill.mkdir()
-    monkeypatch.setattr(evaluate_module, "ROWS_PER_PASS", 1_000)  # 3,000 rows: 3 passes
+    monkeypatch.setattr(passes_module, "ROWS_PER_PASS", 1_000)  # 3,000 rows: 3 passes
     made = _spills(monkeypatch)
     out = rke.evaluate(pl.scan_csv(path), METRICS, spill_dir=spill).collect()
     _same(out, rke.evaluate(log, METRICS))
@@ -131,7 +132,7 @@ def test_the_copy_keeps_the_input_order_for_duplicates(tmp_path: Path, monkeypat
     both = pl.concat([log, again])
     path = tmp_path / "both.csv"
     both.write_csv(path)
-    monkeypatch.setattr(evaluate_module, "ROWS_PER_PASS", 1_000)  # spilled, then 4 passes
+    monkeypatch.setattr(passes_module, "ROWS_PER_PASS", 1_000)  # spilled, then 4 passes
     for duplicates in ("first", "last"):
         plain = rke.evaluate(both, METRICS, per_query=True, duplicates=duplicates)
         lazy = rke.evaluate(pl.scan_csv(path), METRICS, per_query=True, duplicates=duplicates)

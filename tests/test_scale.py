@@ -22,6 +22,8 @@ from polars_rankeval.cli import main as cli_main
 
 # the module, not the function of the same name that the package exports
 evaluate_module = importlib.import_module("polars_rankeval.evaluate")
+# the passes (ROWS_PER_PASS, RESCAN_PASSES) live in their own module
+passes_module = importlib.import_module("polars_rankeval._passes")
 progress_module = importlib.import_module("polars_rankeval._progress")
 
 METRICS = ["ndcg@10", "map", "mrr", "p@10", "recall@100", "bpref", "num_q", "num_rel"]
@@ -71,7 +73,7 @@ def test_passes_equal_one_pass(n_buckets, per_query):
 
 def test_auto_makes_one_pass_per_rows_per_pass(monkeypatch, capsys):
     log = _log()
-    monkeypatch.setattr(evaluate_module, "ROWS_PER_PASS", 1_000)  # 6,000 rows -> 6 passes
+    monkeypatch.setattr(passes_module, "ROWS_PER_PASS", 1_000)  # 6,000 rows -> 6 passes
     auto = rke.evaluate(log.lazy(), METRICS, per_query=True, by="system", progress=True)
     _same(auto.collect(), rke.evaluate(log, METRICS, per_query=True, by="system"))
     assert "pass 6/6" in capsys.readouterr().err
@@ -181,7 +183,7 @@ def test_one_pass_writes_no_spill(tmp_path, monkeypatch):
     _same(out, rke.evaluate(log, ["map"]))
 
 
-@pytest.mark.parametrize("n_buckets", [2, evaluate_module.RESCAN_PASSES])
+@pytest.mark.parametrize("n_buckets", [2, passes_module.RESCAN_PASSES])
 def test_few_passes_reread_the_input_instead_of_spilling(tmp_path, monkeypatch, n_buckets):
     log = _log()
     monkeypatch.setattr(tempfile, "mkdtemp", None)  # would raise if the spill were made
@@ -200,7 +202,7 @@ def test_more_passes_than_rereads_spill(tmp_path):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tempfile, "mkdtemp", mkdtemp)
-        passes = evaluate_module.RESCAN_PASSES + 1
+        passes = passes_module.RESCAN_PASSES + 1
         out = rke.evaluate(log.lazy(), ["map"], n_buckets=passes, spill_dir=tmp_path).collect()
     _same(out, rke.evaluate(log, ["map"]))
     assert len(made) == 1
