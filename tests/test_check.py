@@ -19,6 +19,7 @@ from polars_rankeval.cli import main
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    DuplicateItemError,
     InvalidOptionError,
 )
 from polars_rankeval.gate import Rule
@@ -361,3 +362,15 @@ def test_last_bit_noise_is_no_change() -> None:
     # A real change, however small, still counts.
     lower = base.with_columns(pl.col("map") - 1e-9)
     assert not rke.check(lower, base, "map", fail_if="map < 0").passed
+
+
+def test_zero_baseline_and_repeated_queries() -> None:
+    base = pl.DataFrame({"query": ["q1", "q2"], "map": [0.0, 0.0]})
+    better = pl.DataFrame({"query": ["q1", "q2"], "map": [0.1, 0.2]})
+    # From a zero mean any rise is +inf % and any drop -inf %: never a division error.
+    assert rke.check(better, base, fail_if="map < -1%").passed
+    assert not rke.check(base, better, fail_if="map < -1%").passed
+    assert rke.check(base, base, fail_if="map < -1%").passed
+    twice = pl.concat([base, base.head(1)])
+    with pytest.raises(DuplicateItemError, match="baseline's per-query table has 1 query"):
+        rke.check(better, twice, floors={"map": 0})

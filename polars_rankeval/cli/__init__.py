@@ -118,6 +118,7 @@ def _run(argv: Sequence[str] | None) -> None:
             return
         if fmt == "ndeval":
             args.per_query = True  # ndeval prints every topic, then the mean
+        args.trec_layout = fmt == "trec"  # only the trec layout sums as trec_eval does
         result = _evaluate(args, data, by)
     if fmt == "ndeval":
         runid, queries = _ndeval_run(args, data)

@@ -141,7 +141,11 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
         _runid(args, per_query, names["query"]) if "runid" in printed and not by else "",
         _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
         runs=tuple(getattr(args, "run_names", ())),
-        trec_summary=_trec_summary(per_query, means, resolved, by, names["query"]),
+        trec_summary=(
+            _trec_summary(per_query, means, resolved, by, names["query"])
+            if getattr(args, "trec_layout", False)
+            else None
+        ),
     )
 
 

@@ -34,6 +34,7 @@ from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
+    DuplicateItemError,
     InvalidOptionError,
 )
 from polars_rankeval.evaluate import evaluate
@@ -79,7 +80,7 @@ def _side(
             )
             raise InvalidOptionError(msg)
         scored = evaluate(frame.lazy(), metrics, per_query=True, query=query, **keywords)
-        return scored.collect()
+        return scored.collect()  # evaluate refuses a repeated (query, item) itself
     table = frame.lazy().collect() if isinstance(frame, pl.LazyFrame) else frame
     table = table.drop([c for c in (by,) if c is not None and c in table.columns])
     if table.schema[query] == pl.String:
@@ -103,6 +104,15 @@ def _side(
             str(table.schema[name]) for name in text
         )
         raise ColumnTypeError(msg)
+    repeated = table.group_by(query).len().filter(pl.col("len") > 1)
+    if repeated.height:
+        msg = (
+            f"the {role}'s per-query table has {repeated.height} quer"
+            f"{'y' if repeated.height == 1 else 'ies'} on more than one row (e.g. "
+            f"{repeated[query][0]!r}, {repeated['len'][0]} rows): it needs one row per query; "
+            f"filter it to one system or segment first"
+        )
+        raise DuplicateItemError(msg)
     return table.select(query, *wanted)
 
 

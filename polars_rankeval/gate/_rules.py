@@ -19,6 +19,19 @@ _RULE = re.compile(
 )
 
 
+def relative_change(delta: float, baseline_mean: float) -> float:
+    """``delta`` relative to the baseline's mean; from a zero mean, any change is infinite.
+
+    Examples
+    --------
+    >>> relative_change(-0.05, 0.5), relative_change(0.1, 0.0), relative_change(0.0, 0.0)
+    (-0.1, inf, 0.0)
+    """
+    if baseline_mean == 0:
+        return 0.0 if delta == 0 else math.copysign(math.inf, delta)
+    return delta / abs(baseline_mean)
+
+
 @dataclass(frozen=True)
 class Rule:
     """``metric op threshold``: fail when the paired change ``Δ op threshold`` holds.
@@ -63,8 +76,8 @@ class Rule:
 
     def broken(self, delta: float, baseline_mean: float) -> bool:
         """Whether the change breaks the rule (an unknown change always does)."""
-        change = delta / abs(baseline_mean) if self.relative else delta
-        if math.isnan(change) or math.isinf(change):
+        change = relative_change(delta, baseline_mean) if self.relative else delta
+        if math.isnan(change):
             return True
         return {
             "<": change < self.threshold,
@@ -170,7 +183,7 @@ class _Gate:
             reasons.append(f"{metric}: no query has a value on both sides, so Δ is unknown")
         for rule in self.rules:
             if rule.metric == metric and rule.broken(delta, base_mean):
-                change = delta / abs(base_mean) if rule.relative else delta
+                change = relative_change(delta, base_mean) if rule.relative else delta
                 shown = f"{change:+.2%}" if rule.relative else f"{change:+.4f}"
                 reasons.append(f"{metric}: Δ {shown} breaks the rule {rule.text}")
         worse = delta < 0 if higher else delta > 0
