@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from polars_rankeval._exact_sum import fixed_sum, settle
 from polars_rankeval.metrics._base import Metric, Summary
 from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 from polars_rankeval.tables import Tables
 
 _SUM = "__rke_sum:"
 _COUNT = "__rke_count:"
+_FIXED = "__rke_fixed:"
 # the number of per-query rows of a group: keeps groups whose metrics are all per-system
 _ROWS = "__rke_rows"
 
@@ -38,7 +40,7 @@ def _terms(label: str, summary: Summary) -> tuple[pl.Expr, pl.Expr | None]:
     """The values whose sum (and count) a summary rule adds up, as in ``summary_expr``."""
     values = pl.col(label)
     if summary == "nanmean":
-        values = values.filter(values.is_not_nan())
+        values = pl.when(values.is_not_nan()).then(values)
     elif summary == "gm":
         values = values.clip(lower_bound=MIN_GEO_MEAN).log()
     return values, (None if summary == "sum" else values)
@@ -54,7 +56,8 @@ def partial_sums(
     >>> from polars_rankeval.registry import resolve_metrics
     >>> rows = pl.DataFrame({"system": ["a", "a", "b"], "map": [0.5, None, 0.25]})
     >>> # per system: its rows, the sum of map's values and how many there are (nulls left out)
-    >>> partial_sums(rows, resolve_metrics(["map"]), ["system"]).sort("system").rows()
+    >>> sums = partial_sums(rows, resolve_metrics(["map"]), ["system"]).sort("system")
+    >>> sums.select(pl.exclude("^__rke_fixed:.*$")).rows()  # the sum's fixed point left out
     [('a', 2, 0.5, 1), ('b', 1, 0.25, 1)]
     """
     sums: list[pl.Expr] = [pl.len().alias(_ROWS)]
@@ -62,8 +65,10 @@ def partial_sums(
         if metric.level != "query":
             continue
         values, counted = _terms(label, metric.summary)
+        # both forms of the sum travel, so the passes add up to the one-pass summary exactly
         sums.append(values.sum().alias(_SUM + label))
-        if counted is not None:
+        if counted is not None:  # a mean: its float sum's fixed point too (counts are exact)
+            sums.append(fixed_sum(values).alias(_FIXED + label))
             sums.append(counted.count().alias(_COUNT + label))
     if not by:
         return per_query.select(sums)
@@ -80,10 +85,10 @@ def combined(
     for label, metric in resolved:
         if metric.level != "query":
             continue
-        summed = pl.col(_SUM + label)
         if metric.summary == "sum":
-            values.append(summed.alias(label))
+            values.append(pl.col(_SUM + label).alias(label))
             continue
+        summed = settle(pl.col(_FIXED + label), pl.col(_SUM + label))
         count = pl.col(_COUNT + label)
         # no value in any pass: null, as the mean of an empty column
         mean = pl.when(count > 0).then(summed / count)

@@ -45,6 +45,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._columns import Columns
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.conventions import NegativeLabels
 from polars_rankeval.errors import InvalidOptionError
@@ -365,7 +366,9 @@ def _tie_frame(
     in_tie = pl.col(in_group)
 
     def spread(expr: pl.Expr) -> pl.Expr:
-        return pl.when(in_tie).then((expr.sum() / pl.len()).over(tie_partition)).otherwise(expr)
+        return (
+            pl.when(in_tie).then((exact_sum(expr) / pl.len()).over(tie_partition)).otherwise(expr)
+        )
 
     rank, relevant, judged = refs["rank"], refs["relevant"], refs["judged"]
     index = pl.get_index_type()

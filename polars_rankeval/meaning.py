@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_mean
 from polars_rankeval.errors import InvalidOptionError, RankEvalError
 from polars_rankeval.metrics._base import Direction, Level, Metric, Summary
 from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
@@ -180,13 +181,16 @@ def summary_expr(values: pl.Expr, summary: Summary) -> pl.Expr:
     ``"mean"`` (nulls left out), ``"sum"``, ``"nanmean"`` (NaN left out too) or ``"gm"``
     (trec_eval's ``gm_map``: the log of each value floored at MIN_GEO_MEAN, mean, exp).
     """
+    # Order-free sums: the same per-query values give the same summary bit for bit, in any
+    # order of the queries and in passes (polars_rankeval._exact_sum). "sum" adds counts
+    # (integers), whose sums are exact in any order and keep their integer dtype.
     if summary == "sum":
         return values.sum()
     if summary == "nanmean":
-        return values.filter(values.is_not_nan()).mean()
+        return exact_mean(pl.when(values.is_not_nan()).then(values))
     if summary == "gm":
-        return values.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
-    return values.mean()
+        return exact_mean(values.clip(lower_bound=MIN_GEO_MEAN).log()).exp()
+    return exact_mean(values)
 
 
 def summarise(values: np.ndarray, summary: Summary) -> float:

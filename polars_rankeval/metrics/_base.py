@@ -21,6 +21,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import BOUND_TIES, RankingContext, Ties
 from polars_rankeval.errors import InvalidOptionError
@@ -297,7 +298,7 @@ def hits_partial(
     key = hits_key(k, nonpositive_scores)
     rows = ctx.within(k) & counted_rows(ctx, nonpositive_scores)
     if ctx.expected:
-        return {key: ctx.rel_weight.filter(rows).sum()}
+        return {key: exact_sum(ctx.rel_weight, rows)}
     return {key: (ctx.relevant & rows).sum().cast(pl.Int64)}
 
 

@@ -10,6 +10,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import (
     ITEM_ASC_RANK,
@@ -103,7 +104,7 @@ def average_precision(
         term = hits_at_own_rank(ctx) / ctx.rank.cast(pl.Float64)
         rows = ctx.within(k) & counted_rows(ctx, nonpositive_scores)
         extra = hits_partial(ctx, k, nonpositive_scores) if denominator == "hits" else {}
-        return {key: term.filter(rows).sum(), **num_rel_partial(ctx), **extra}
+        return {key: exact_sum(term, rows), **num_rel_partial(ctx), **extra}
 
     def value(p: Lookup) -> pl.Expr:
         if denominator == "hits":
@@ -124,7 +125,7 @@ def mean_average_recall(k: int | None = None) -> Metric:
     key = at("ar_sum", k)
 
     def partials(ctx: RankingContext) -> Partials:
-        return {key: hits_at_own_rank(ctx).filter(ctx.within(k)).sum(), **num_rel_partial(ctx)}
+        return {key: exact_sum(hits_at_own_rank(ctx), ctx.within(k)), **num_rel_partial(ctx)}
 
     def value(p: Lookup) -> pl.Expr:
         return ratio_or_zero(p(key), p("num_rel") * p("num_rel"))
@@ -183,7 +184,7 @@ def reciprocal_rank(
             size, rel = tie.size.cast(pl.Float64), tie.relevant.cast(pl.Float64)
             p_first = tie.none_before * rel / (size - tie.offset)
             term = p_first / ctx.rank.cast(pl.Float64)
-            return {key: term.filter(first_group & ctx.within(k) & counted).sum()}
+            return {key: exact_sum(term, first_group & ctx.within(k) & counted)}
         if item_asc(ctx):
             # The first relevant row under the other order: the smallest such rank.
             ranks = ctx.extra[ITEM_ASC_RANK].filter(ctx.relevant & ctx.retrieved & counted)
@@ -234,7 +235,7 @@ def inferred_average_precision() -> Metric:
         ) * ((rel_above + eps) / (rel_above + nonrel_above + 2 * eps))
         term = pl.when(j == 0).then(1.0).otherwise(later)
         return {
-            "infap_sum": term.filter(ctx.relevant & ctx.retrieved).sum(),
+            "infap_sum": exact_sum(term, ctx.relevant & ctx.retrieved),
             **num_rel_partial(ctx),
         }
 

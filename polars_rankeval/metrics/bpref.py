@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import (
     Metric,
@@ -36,6 +37,6 @@ def bpref() -> Metric:
             .otherwise(1.0)
         )
         is_hit = ctx.relevant & ctx.retrieved
-        return {"bpref_sum": term.filter(is_hit).sum(), **num_rel_partial(ctx)}
+        return {"bpref_sum": exact_sum(term, is_hit), **num_rel_partial(ctx)}
 
     return Metric("bpref", partials, lambda p: ratio_or_zero(p("bpref_sum"), p("num_rel")))

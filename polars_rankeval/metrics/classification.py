@@ -30,6 +30,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -127,7 +128,7 @@ def _partial_area(ctx: RankingContext, k: int | None, prefix: str, max_fpr: floa
     x_end = pl.min_horizontal(x1, pl.lit(max_fpr))
     y_end = y0 + (y1 - y0) * (x_end - x0) / (x1 - x0)
     area = pl.when(x_end > x0).then((x_end - x0) * (y0 + y_end) / 2).otherwise(0.0)
-    return (area / n_g).filter(negative).sum()
+    return exact_sum(area / n_g, negative)
 
 
 def _auc_partials(ctx: RankingContext, k: int | None, prefix: str, tie_credit: float) -> Partials:
@@ -263,9 +264,8 @@ def fall_out(k: int, *, empty: FallOutEmpty = "zero") -> Metric:
     def partials(ctx: RankingContext) -> Partials:
         negative = ctx.judged & ~ctx.relevant
         if ctx.expected:
-            retrieved = (
-                ctx.judged_weight.filter(ctx.within(checked)).sum()
-                - ctx.rel_weight.filter(ctx.within(checked)).sum()
+            retrieved = exact_sum(ctx.judged_weight, ctx.within(checked)) - exact_sum(
+                ctx.rel_weight, ctx.within(checked)
             )
         else:
             retrieved = (negative & ctx.within(checked)).sum().cast(pl.Float64)
@@ -338,8 +338,8 @@ def gauc(
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         auc_u = pl.col(label).struct.field("auc")
         weight = pl.when(auc_u.is_not_null()).then(pl.col(label).struct.field("weight"))
-        total = weight.sum()
-        combined = pl.when(total > 0).then((auc_u * weight).sum() / total)
+        total = exact_sum(weight)
+        combined = pl.when(total > 0).then(exact_sum(auc_u * weight) / total)
         return per_group(frame, by, combined.alias(label))
 
     return Metric(

@@ -40,6 +40,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import (
     ITEM_ASC_RANK,
@@ -146,7 +147,7 @@ def compat(*, p: float = 0.95, normalize: bool = True) -> Metric:
     def partials(ctx: RankingContext) -> Partials:
         both = ctx.retrieved & ideal_member(ctx)
         return {
-            tail_key: ctx.extra[term_key].filter(both).sum(),
+            tail_key: exact_sum(ctx.extra[term_key], both),
             both_key: both.sum().cast(pl.Float64),
             run_key: ctx.retrieved.sum().cast(pl.Int64),
             rel_key: ideal_member(ctx).sum().cast(pl.Int64),
@@ -265,8 +266,8 @@ def ncg(k: int | None = None, *, gain: NcgGain = "linear") -> Metric:
         if k is not None:
             in_ideal = in_ideal & (ctx.ideal_rank <= k).fill_null(value=False)
         return {
-            run_key: own.filter(ctx.within(k)).sum(),
-            ideal_key: row_gain(ctx).filter(in_ideal).sum(),
+            run_key: exact_sum(own, ctx.within(k)),
+            ideal_key: exact_sum(row_gain(ctx), in_ideal),
         }
 
     def value(lookup: Lookup) -> pl.Expr:

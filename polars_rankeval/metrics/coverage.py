@@ -29,6 +29,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -215,7 +216,7 @@ def entropy(k: int, *, base: float = 2.0, normalize: EntropyNormalize = "none") 
         sums = per_group(
             counts,
             by,
-            (pl.col(_COUNT) * pl.col(_COUNT).log(base)).sum().alias("s"),
+            exact_sum(pl.col(_COUNT) * pl.col(_COUNT).log(base)).alias("s"),
             pl.col(_COUNT).sum().alias("t"),
             pl.len().cast(pl.Float64).alias("m"),
         )

@@ -17,6 +17,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import (
     ITEM_ASC_RANK,
@@ -124,7 +125,7 @@ def success(k: int, *, name: str = "success") -> Metric:
         tie = ctx.tie_groups(name)
         at_k = (ctx.rank == k).fill_null(value=False) & (tie.relevant_above == 0)
         return {
-            at("p_none", k): tie.none_through.filter(at_k).sum(),
+            at("p_none", k): exact_sum(tie.none_through, at_k),
             "num_ret": ctx.retrieved.sum(),
             "num_rel_ret": (ctx.relevant & ctx.retrieved).sum(),
         }
@@ -229,7 +230,7 @@ def judged(
         else:
             weight = ctx.has_label.cast(pl.Float64)
         extra = {"num_ret": ctx.retrieved.sum()} if denominator == "min_k_n" else {}
-        return {key: weight.filter(in_top).sum(), **extra}
+        return {key: exact_sum(weight, in_top), **extra}
 
     def value(p: Lookup) -> pl.Expr:
         if denominator == "min_k_n":
@@ -251,6 +252,6 @@ def r_precision() -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         in_top_r = (ctx.rank <= ctx.num_rel).fill_null(value=False)
-        return {"hits@R": ctx.rel_weight.filter(in_top_r).sum(), **num_rel_partial(ctx)}
+        return {"hits@R": exact_sum(ctx.rel_weight, in_top_r), **num_rel_partial(ctx)}
 
     return Metric("r_precision", partials, lambda p: ratio_or_zero(p("hits@R"), p("num_rel")))

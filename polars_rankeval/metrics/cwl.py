@@ -64,6 +64,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -228,14 +229,14 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
         g = ctx.extra[gain_key]
         if fixed is not None:
             reach = pl.when(inside).then(fixed.reach(ctx.rank.cast(pl.Float64))).otherwise(0.0)
-            return {f"{model}:num": (reach * g).sum(), f"{model}:gain": g.sum()}
+            return {f"{model}:num": exact_sum(reach * g), f"{model}:gain": exact_sum(g)}
         reach = pl.when(inside).then(ctx.extra[reach_key]).otherwise(0.0)
         return {
-            f"{model}:num": (reach * g).sum(),
-            f"{model}:gain": g.sum(),
+            f"{model}:num": exact_sum(reach * g),
+            f"{model}:gain": exact_sum(g),
             f"{model}:m": inside.sum().cast(pl.Float64),
-            f"{model}:reach": reach.sum(),
-            f"{model}:log_q": ctx.extra[log_key].sum(),
+            f"{model}:reach": exact_sum(reach),
+            f"{model}:log_q": exact_sum(ctx.extra[log_key]),
         }
 
     def value(p: Lookup) -> pl.Expr:

@@ -34,6 +34,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
@@ -208,7 +209,7 @@ class _DcgFamily:
     def dcg_partial(self, ctx: RankingContext, k: int | None) -> Partials:
         gain = ctx.extra[self.key("gain_mean", None)] if ctx.expected else self._gain(ctx)
         term = gain * _discount(ctx.rank, self.log_base, self.discount)
-        return {self.key("dcg", k): term.filter(ctx.within(k)).sum()}
+        return {self.key("dcg", k): exact_sum(term, ctx.within(k))}
 
     def overflow_partial(self, ctx: RankingContext) -> Partials:
         """The query's largest label, for the overflow message of ``gain="exp"`` (else none)."""
@@ -259,7 +260,7 @@ class _DcgFamily:
         if k is not None:
             in_ideal = in_ideal & (ideal_rank <= k).fill_null(value=False)
         term = gain * _discount(ideal_rank, self.log_base, self.discount)
-        return {self.key("idcg", k): term.filter(in_ideal).sum()}
+        return {self.key("idcg", k): exact_sum(term, in_ideal)}
 
 
 def _at_most_one(ratio: pl.Expr) -> pl.Expr:

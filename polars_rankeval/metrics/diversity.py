@@ -44,6 +44,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
@@ -214,7 +215,7 @@ def _cooccurrence_sums(
         exploded.rename({_ITEM: _OTHER}), on=list(keys), how="inner", nulls_equal=True
     ).filter(pl.col(_ITEM) < pl.col(_OTHER))
     scored = _cooccurrence(pairs, tables, label)
-    sums = per_group(scored, keys, pl.col(_SIM).sum().alias("s"))
+    sums = per_group(scored, keys, exact_sum(pl.col(_SIM)).alias("s"))
     both = sizes.join(sums, on=list(keys), how="left", nulls_equal=True)
     return both.with_columns(
         (pl.col("n") * (pl.col("n") - 1) / 2).alias("p"), pl.col("s").fill_null(0.0)
@@ -232,12 +233,14 @@ def _feature_sums(
     """
     joined = exploded.join(vectors, on=_ITEM, how="inner")
     own = (pl.col(_VECTOR) * pl.col(_VECTOR)).list.sum()
-    sizes = per_group(joined, keys, pl.len().cast(pl.Float64).alias("n"), own.sum().alias("self"))
+    sizes = per_group(
+        joined, keys, pl.len().cast(pl.Float64).alias("n"), exact_sum(own).alias("self")
+    )
     dims = joined.with_columns(
         pl.int_ranges(pl.col(_VECTOR).list.len()).alias("__rke_dim")
     ).explode([_VECTOR, "__rke_dim"])
-    per_dim = dims.group_by([*keys, "__rke_dim"]).agg(pl.col(_VECTOR).sum().alias("d"))
-    squares = per_group(per_dim, keys, (pl.col("d") * pl.col("d")).sum().alias("q"))
+    per_dim = dims.group_by([*keys, "__rke_dim"]).agg(exact_sum(pl.col(_VECTOR)).alias("d"))
+    squares = per_group(per_dim, keys, exact_sum(pl.col("d") * pl.col("d")).alias("q"))
     both = sizes.join(squares, on=list(keys), how="left", nulls_equal=True)
     return both.select(
         *keys,
@@ -467,7 +470,7 @@ def _history_similarity(
             history.rename({_ITEM: _OTHER}), left_on=query, right_on=_USER, how="inner"
         )
         scored = _cooccurrence(pairs, tables, metric)
-        return scored.group_by([*keys, _ITEM]).agg(pl.col(_SIM).sum().alias("t"))
+        return scored.group_by([*keys, _ITEM]).agg(exact_sum(pl.col(_SIM)).alias("t"))
     vectors = _unit_vectors(tables, features, metric)
     dim = "__rke_dim"
 
@@ -478,13 +481,15 @@ def _history_similarity(
         )
 
     profile = (
-        by_dimension(history).group_by(_USER, dim).agg(pl.col(_VECTOR).sum().alias("__rke_profile"))
+        by_dimension(history)
+        .group_by(_USER, dim)
+        .agg(exact_sum(pl.col(_VECTOR)).alias("__rke_profile"))
     )
     products = by_dimension(relevant).join(
         profile, left_on=[query, dim], right_on=[_USER, dim], how="inner"
     )
     sums = products.group_by([*keys, _ITEM]).agg(
-        (pl.col(_VECTOR) * pl.col("__rke_profile")).sum().alias("t")
+        exact_sum(pl.col(_VECTOR) * pl.col("__rke_profile")).alias("t")
     )
     # relevant items without a vector (or without a profile) have similarity 0
     return relevant.join(sums, on=[*keys, _ITEM], how="left", nulls_equal=True).with_columns(
@@ -579,11 +584,11 @@ def serendipity(
             terms = totals.join(lengths, on=query, how="inner").select(
                 *keys, (1 - pl.col("t") / pl.col("h")).alias("u")
             )
-            sums = per_group(terms, keys, pl.col("u").sum().alias("s"))
+            sums = per_group(terms, keys, exact_sum(pl.col("u")).alias("s"))
             both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
             result = pl.when(pl.col("n") > 0).then(pl.col("s").fill_null(0.0) / pl.col("n"))
         else:
-            sums = per_group(totals, keys, pl.col("t").sum().alias("s"))
+            sums = per_group(totals, keys, exact_sum(pl.col("t")).alias("s"))
             both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
             result = pl.when(pl.col("r") > 0).then(1 - pl.col("s").fill_null(0.0) / pl.col("h"))
         return both.select(*keys, result.alias(label))

@@ -42,6 +42,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import (
     ITEM_ASC_RANK,
@@ -125,7 +126,7 @@ def _run_gains(rows: pl.DataFrame, partition: list[str], alpha: float) -> pl.Dat
     return (
         ranked.with_columns(novelty.alias(_GAIN), earlier.alias("__rke_c"))
         .group_by([*partition, _RANK])
-        .agg(pl.col(_GAIN).sum(), pl.len().alias("__rke_n"))
+        .agg(exact_sum(pl.col(_GAIN)), pl.len().alias("__rke_n"))
     )
 
 
@@ -279,8 +280,8 @@ def _values(  # noqa: PLR0917 (internal; one call site)
     else:
         term = pl.col(_GAIN)
     sums = run.group_by(partition).agg(
-        term.filter(within).sum().alias("__rke_sum"),
-        pl.col(_GAIN).filter(within).sum().alias("__rke_any"),
+        exact_sum(term, within).alias("__rke_sum"),
+        exact_sum(pl.col(_GAIN), within).alias("__rke_any"),
     )
     table = per_list.join(sums, on=partition, how="left", nulls_equal=True).with_columns(
         pl.col("__rke_sum").fill_null(0.0), pl.col("__rke_any").fill_null(0.0)
@@ -292,7 +293,7 @@ def _values(  # noqa: PLR0917 (internal; one call site)
         ideal_rank = pl.col(_POSITION).alias(_RANK)
         ideal_terms = ideal.with_columns(ideal_rank)
         ideal_sums = ideal_terms.group_by(partition).agg(
-            term.filter(within).sum().alias("__rke_ideal")
+            exact_sum(term, within).alias("__rke_ideal")
         )
         table = table.join(ideal_sums, on=partition, how="left", nulls_equal=True).with_columns(
             pl.col("__rke_ideal").fill_null(0.0)
@@ -349,14 +350,14 @@ def _map_ia(rows: pl.DataFrame, per_list: pl.DataFrame, partition: list[str]) ->
     precision = ranked.with_columns((hits / pl.col(_RANK).cast(pl.Float64)).alias("__rke_prec"))
     per_subtopic = (
         recall_base.join(
-            precision.group_by([*partition, _SUBTOPIC]).agg(pl.col("__rke_prec").sum()),
+            precision.group_by([*partition, _SUBTOPIC]).agg(exact_sum(pl.col("__rke_prec"))),
             on=[*partition, _SUBTOPIC],
             how="left",
             nulls_equal=True,
         )
         .with_columns((pl.col("__rke_prec").fill_null(0.0) / pl.col("__rke_R")).alias("__rke_ap"))
         .group_by(partition)
-        .agg(pl.col("__rke_ap").sum())
+        .agg(exact_sum(pl.col("__rke_ap")))
     )
     size = pl.col("__rke_S").cast(pl.Float64)
     return per_list.join(per_subtopic, on=partition, how="left", nulls_equal=True).select(

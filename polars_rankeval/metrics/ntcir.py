@@ -35,6 +35,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
@@ -303,7 +304,7 @@ def _ncu(  # noqa: PLR0917 (internal; the builders above check every option)
         relevant = levels.level(ctx) > 0
         if stop == "graded":
             weight = levels.per_level(ctx, stop_values)
-            norm = weight.filter(relevant).sum()
+            norm = exact_sum(weight, relevant)
         elif stop == "rank":
             weight = pl.lit(gamma).pow(ctx.extra[count_key] - 1.0)
             norm = relevant.sum().cast(pl.Float64)
@@ -311,7 +312,7 @@ def _ncu(  # noqa: PLR0917 (internal; the builders above check every option)
             weight = pl.lit(1.0)
             norm = relevant.sum().cast(pl.Float64)
         return {
-            sum_key: (weight * br).filter(within & relevant).sum(),
+            sum_key: exact_sum(weight * br, within & relevant),
             norm_key: norm,
             **levels.max_label_partial(ctx),
         }
@@ -370,14 +371,14 @@ def _single(kind: Single, k: int | None, beta: float, gains: object) -> Metric:
         relevant = ctx.within(k) & (levels.level(ctx) > 0)
         if kind == "o_measure":
             # C(r) = 1 marks the first relevant row
-            return {name: br.filter(relevant & (through == 1.0)).sum()}
+            return {name: exact_sum(br, relevant & (through == 1.0))}
         at_top = (row_key(ctx) == ctx.extra[top_key]).fill_null(value=False)
         if kind == "p_measure":
-            return {name: br.filter(relevant & at_top).sum()}
+            return {name: exact_sum(br, relevant & at_top)}
         top_rank = _KEY_BASE - ctx.extra[top_key] % _KEY_BASE
         down_to_top = (ctx.rank <= top_rank).fill_null(value=False)
         return {
-            sum_key: br.filter(relevant & down_to_top).sum(),
+            sum_key: exact_sum(br, relevant & down_to_top),
             norm_key: through.filter(relevant & at_top).sum(),
         }
 
@@ -516,12 +517,12 @@ def _err_family(kind: str, k: int | None, gains: object) -> Metric:
     run_key, ideal_key = f"{name}:run", f"{name}:ideal"
 
     def partials(ctx: RankingContext) -> Partials:
-        out = {run_key: ctx.extra[key].filter(ctx.within(k)).sum()}
+        out = {run_key: exact_sum(ctx.extra[key], ctx.within(k))}
         if kind == "nerr_ntcir":
             in_ideal = ctx.ideal_rank.is_not_null() & (levels.level(ctx) > 0)
             if k is not None:
                 in_ideal = in_ideal & (ctx.ideal_rank <= k).fill_null(value=False)
-            out[ideal_key] = ctx.extra[ideal_term].filter(in_ideal).sum()
+            out[ideal_key] = exact_sum(ctx.extra[ideal_term], in_ideal)
         return {**out, **levels.max_label_partial(ctx)}
 
     def value(p: Lookup) -> pl.Expr:
@@ -591,8 +592,8 @@ def _discounted(kind: str, k: int | None, gains: object, b: float) -> Metric:
         if k is not None:
             in_ideal = in_ideal & (ctx.ideal_rank <= k).fill_null(value=False)
         return {
-            run_key: (gain * discount(ctx.rank)).filter(ctx.within(k)).sum(),
-            ideal_key: (gain * discount(ctx.ideal_rank)).filter(in_ideal).sum(),
+            run_key: exact_sum(gain * discount(ctx.rank), ctx.within(k)),
+            ideal_key: exact_sum(gain * discount(ctx.ideal_rank), in_ideal),
             **levels.max_label_partial(ctx),
         }
 

@@ -38,6 +38,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_mean, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -122,7 +123,7 @@ def novelty(k: int, *, popularity: Popularity = "interactions", absent: Absent =
             information = pl.when(share > 0).then(information).otherwise(0.0)
         else:
             found = ctx.within(k) & (share > 0)
-        return {name: information.filter(found).mean()}
+        return {name: exact_mean(pl.when(found).then(information))}
 
     return _label_free(name, partials, lambda p: p(name), (POPULARITY,))
 
@@ -145,7 +146,7 @@ def surprisal(k: int) -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         weight = pl.when(users > 0).then((n_users / users).log(2) / n_users.log(2)).otherwise(1.0)
-        return {name: weight.filter(ctx.within(k)).sum() / k}
+        return {name: exact_sum(weight, ctx.within(k)) / k}
 
     return _label_free(name, partials, lambda p: p(name), (POPULARITY,))
 
@@ -213,7 +214,7 @@ def arp(
         rows = ctx.within(k)
         if absent == "drop":
             rows = rows & (pl.col(TRAIN_USERS) > 0)
-        return {name: value.filter(rows).mean()}
+        return {name: exact_mean(pl.when(rows).then(value))}
 
     return _label_free(name, partials, lambda p: p(name), inputs)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval.context import RankingContext
 from polars_rankeval.metrics._base import Lookup, Metric, Partials, at, check_cutoff, hits_partial
 
@@ -51,8 +52,8 @@ def first_relevant_position(k: int | None = None) -> Metric:
         # E[min(X, k + 1)] = Σ_{m=0..k} P(X > m): 1 up to the group's start, then the chance
         # that the group's first positions hold no relevant row.
         head = pl.min_horizontal(start, pl.lit(float(k))) + 1.0
-        head_once = (head / tie.size.cast(pl.Float64)).filter(first_group).sum()
-        tail = tie.none_through.filter(first_group & ctx.within(k)).sum()
+        head_once = exact_sum(head / tie.size.cast(pl.Float64), first_group)
+        tail = exact_sum(tie.none_through, first_group & ctx.within(k))
         return {
             **common,
             key: head_once + tail,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
@@ -101,7 +102,7 @@ def bin_g() -> Metric:
         no_closed_form(ctx, "binG")
         nonrel_above = (ctx.rank.cast(pl.Int64) - ctx.relevant_rank.cast(pl.Int64)).cast(pl.Float64)
         term = 1.0 / (2.0 + nonrel_above).log(2.0)
-        return {"bing_sum": term.filter(ctx.relevant & ctx.retrieved).sum(), **num_rel_partial(ctx)}
+        return {"bing_sum": exact_sum(term, ctx.relevant & ctx.retrieved), **num_rel_partial(ctx)}
 
     return Metric("binG", partials, lambda p: ratio_or_zero(p("bing_sum"), p("num_rel")))
 
@@ -133,7 +134,7 @@ def g() -> Metric:
     def partials(ctx: RankingContext) -> Partials:
         term = ctx.gain / (2.0 + ctx.extra["g_cost"] - ctx.extra["g_gain_so_far"]).log(2.0)
         counted = ctx.retrieved & _positive_gain(ctx)
-        return {"g_sum": term.filter(counted).sum(), "ideal_gain": ctx.gain.sum()}
+        return {"g_sum": exact_sum(term, counted), "ideal_gain": ctx.gain.sum()}
 
     return Metric("G", partials, lambda p: ratio_or_zero(p("g_sum"), p("ideal_gain")), rows=rows)
 
@@ -148,8 +149,8 @@ def _dcg_rows(ctx: RankingContext) -> dict[str, pl.Expr]:
 
 def _totals(ctx: RankingContext) -> Partials:
     return {
-        "trec_dcg_all": _run_term(ctx).sum(),
-        "trec_idcg_all": _ideal_term(ctx).sum(),
+        "trec_dcg_all": exact_sum(_run_term(ctx)),
+        "trec_idcg_all": exact_sum(_ideal_term(ctx)),
         "num_positive_gain": _positive_gain(ctx).sum().cast(pl.Float64),
     }
 
@@ -182,7 +183,7 @@ def ndcg_rel() -> Metric:
         ratio = ctx.extra["trec_dcg_through"] / ctx.extra["trec_idcg_at_rank"]
         counted = ctx.retrieved & _positive_gain(ctx)
         return {
-            "ndcg_rel_sum": ratio.filter(counted).sum(),
+            "ndcg_rel_sum": exact_sum(ratio, counted),
             "num_positive_gain_ret": counted.sum().cast(pl.Float64),
             **_totals(ctx),
         }
@@ -236,7 +237,7 @@ def rndcg() -> Metric:
         at_level_end = ctx.extra["rndcg_cutoff"].is_not_null()
         ratio = ctx.extra["rndcg_dcg_at_cutoff"] / ctx.extra["rndcg_idcg_at_cutoff"]
         return {
-            "rndcg_sum": ratio.filter(at_level_end).sum(),
+            "rndcg_sum": exact_sum(ratio, at_level_end),
             "rndcg_points": at_level_end.sum().cast(pl.Float64),
             "num_ret": ctx.retrieved.sum(),
             **num_rel_partial(ctx),
@@ -289,7 +290,7 @@ def rbp_resid(*, p: float = 0.9) -> Metric:
         weight = ctx.extra["rbp_resid_weight"] if ctx.expected else unjudged(ctx)
         decay = pl.lit(persistence).pow(ctx.rank.cast(pl.Float64) - 1.0)
         return {
-            key: (weight * decay).filter(ctx.retrieved).sum(),
+            key: exact_sum(weight * decay, ctx.retrieved),
             "num_unjudged_ret": unjudged(ctx).sum(),
             "num_ret": ctx.retrieved.sum(),
         }

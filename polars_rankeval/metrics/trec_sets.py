@@ -23,6 +23,7 @@ import math
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
@@ -355,7 +356,7 @@ def r_precision_mult(*, mult: float = 1.0) -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         in_top = (ctx.rank <= _mult_cutoff(value_mult, ctx.num_rel)).fill_null(value=False)
-        return {key: ctx.rel_weight.filter(in_top).sum(), **num_rel_partial(ctx)}
+        return {key: exact_sum(ctx.rel_weight, in_top), **num_rel_partial(ctx)}
 
     def value(p: Lookup) -> pl.Expr:
         return ratio_or_zero(p(key), _mult_cutoff(value_mult, p("num_rel")))
@@ -389,7 +390,7 @@ def unjudged(k: int) -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         # judged_weight is the tie-group average under ties="expected", so this is linear.
-        return {key: (1.0 - ctx.judged_weight).filter(ctx.within(k)).sum()}
+        return {key: exact_sum(1.0 - ctx.judged_weight, ctx.within(k))}
 
     return Metric(
         at("unj", k),

@@ -26,6 +26,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -109,7 +110,7 @@ def err(
     def partials(ctx: RankingContext) -> Partials:
         rank = ctx.rank.cast(pl.Float64)
         term = ctx.extra[stop_key] * ctx.extra[before_key] / rank
-        return {name: term.filter(ctx.within(k)).sum()}
+        return {name: exact_sum(term, ctx.within(k))}
 
     return Metric(name, partials, lambda p: p(name), rows=rows)
 
@@ -145,6 +146,6 @@ def rbp(*, p: float = 0.9, gain: RbpGain = "trec") -> Metric:
     def partials(ctx: RankingContext) -> Partials:
         weight = ctx.extra[gain_key] if ctx.expected else row_gain(ctx)
         decay = pl.lit(persistence).pow(ctx.rank.cast(pl.Float64) - 1.0)
-        return {name: (weight * decay).filter(ctx.retrieved).sum()}
+        return {name: exact_sum(weight * decay, ctx.retrieved)}
 
     return Metric(name, partials, lambda values: (1.0 - persistence) * values(name), rows=rows)
