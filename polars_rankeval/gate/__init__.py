@@ -15,9 +15,10 @@ query with :func:`polars_rankeval.compare_per_query`, and applies rules:
 Directions come from the metrics' declarations: "worse" is a drop for ndcg and a rise for a
 lower-is-better metric. A metric with no shared query fails (its Δ is unknown), never passes.
 
-A query whose two values differ by no more than ``1e-12`` (relative) counts as unchanged: the
-same ranking evaluated twice can differ in the last bit, as floating-point sums depend on the
-order Polars adds them in, and that noise must not break a ``< 0`` margin or look significant.
+A query whose two values differ by no more than ``1e-12`` (relative) counts as unchanged. The
+same ranking evaluated twice gives identical values, but a stored baseline may come from another
+tool or an older version whose sums differ in the last bit, and that noise must not break a
+``< 0`` margin or look significant.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._columns import as_polars
+from polars_rankeval._exact_sum import exact_mean
 from polars_rankeval._metric_lists import split_each
 from polars_rankeval._options import check_choice
 from polars_rankeval.compare._pairing import resolve_baseline, system_names, system_value
@@ -172,7 +173,8 @@ def similarity(
         return out.rename({_A: first, _B: second})
     counts = ranked.select(_SYS, query).unique().group_by(_SYS).agg(pl.len().alias("__n"))
     means = rows.group_by(keys).agg(
-        *(pl.col(label).mean() for label in labels), pl.len().cast(pl.Int64).alias("queries")
+        *(exact_mean(pl.col(label)).alias(label) for label in labels),
+        pl.len().cast(pl.Int64).alias("queries"),
     )
     summary = (
         pairs.join(means, on=keys, how="left")
