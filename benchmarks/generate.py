@@ -8,6 +8,9 @@ in chunks, so even 100M rows never sit in memory at once. Columns:
   system did not retrieve (about 1 per 3 queries);
 * ``relevance``: sparse graded labels 0..3 on about 30% of the retrieved rows (null = unjudged),
   plus the unretrieved relevant rows.
+
+``--ranked`` writes each query's rows together in trec_eval's order (score descending, ties by
+item string descending, unretrieved rows last), as a TREC run file or a top-k export is written.
 """
 
 from __future__ import annotations
@@ -58,13 +61,23 @@ def chunk(first_query: int, n_queries: int, seed: int) -> pl.DataFrame:
     return both.with_columns(pl.format("q{}", pl.col("query").cast(pl.String).str.zfill(7)))
 
 
-def generate(rows: int, out: Path) -> Path:
+def ranked_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each query's rows together, in trec_eval's order; unretrieved rows last."""
+    return frame.sort(
+        [pl.col("query"), pl.col("score"), pl.col("item").cast(pl.String)],
+        descending=[False, True, True],
+        nulls_last=True,
+    )
+
+
+def generate(rows: int, out: Path, *, ranked: bool = False) -> Path:
     n_queries = max(1, rows // CANDIDATES)
     writer = None
     try:
         for index, first in enumerate(range(0, n_queries, QUERIES_PER_CHUNK)):
             size = min(QUERIES_PER_CHUNK, n_queries - first)
-            table = chunk(first, size, seed=index).to_arrow()
+            frame = chunk(first, size, seed=index)
+            table = (ranked_order(frame) if ranked else frame).to_arrow()
             if writer is None:
                 writer = pq.ParquetWriter(out, table.schema, compression="zstd")
             writer.write_table(table)
@@ -75,6 +88,7 @@ def generate(rows: int, out: Path) -> Path:
 
 
 if __name__ == "__main__":
-    rows = int(float(sys.argv[1]))
-    target = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(f"log_{rows}.parquet")
-    print(generate(rows, target))
+    arguments = [a for a in sys.argv[1:] if a != "--ranked"]
+    rows = int(float(arguments[0]))
+    target = Path(arguments[1]) if len(arguments) > 1 else Path(f"log_{rows}.parquet")
+    print(generate(rows, target, ranked="--ranked" in sys.argv))

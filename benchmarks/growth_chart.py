@@ -17,11 +17,11 @@ HERE = Path(__file__).resolve().parent
 
 # rows, wall seconds, CPU seconds (None: not recorded), peak RSS in MB: benchmarks/README.md.
 MEASURED = [
-    (1_000_000, 0.59, None, 229),
-    # issue 21's rerun on the current code (partial sums, read once): README's rerun table
-    (10_000_000, 5.22, 5.7, 536),
-    (100_000_000, 52.4, 64.0, 710),
-    (1_000_000_000, 723.8, 803.6, 1406),
+    (1_000_000, 0.41, 1.5, 245),  # the suite table's rke_lazy (1M, unsorted)
+    # issue 21's rerun on the final code (partial sums, read once, order-free sums)
+    (10_000_000, 2.56, 5.6, 661),
+    (100_000_000, 32.4, 62.1, 781),
+    (1_000_000_000, 362.1, 690.8, 1451),
 ]
 
 
@@ -29,7 +29,7 @@ def main() -> None:
     frame = pl.DataFrame(MEASURED, schema=["rows", "wall", "cpu", "rss"], orient="row")
     times = frame.unpivot(index="rows", on=["wall", "cpu"], variable_name="time", value_name="s")
     times = times.drop_nulls()
-    linear = pl.DataFrame({"rows": [1e7, 1e9], "s": [5.22, 522.0], "time": "linear from 10M"})
+    linear = pl.DataFrame({"rows": [1e7, 1e9], "s": [2.56, 256.0], "time": "linear from 10M"})
     scale = alt.Scale(type="log")
     time_chart = (
         alt.Chart(pl.concat([times, linear.cast({"s": pl.Float64})], how="diagonal_relaxed"))

@@ -2,6 +2,7 @@
 
     python benchmarks/suite.py                      # 1M and 10M rows, all tools, + 100M ours
     python benchmarks/suite.py --sizes 1e6 --write  # and rewrite the table in README.md
+    python benchmarks/suite.py --orders both        # also the same logs in ranked order
 
 Each measurement runs in a fresh Python process (``--worker TOOL PATH``), so peak RSS
 (``ru_maxrss`` of that process, via ``os.wait4``) belongs to one tool. Wall time runs from just
@@ -305,14 +306,20 @@ def _rss_mb(pid: int) -> float:
     return int(line.split()[1]) / 1024 if line else 0.0
 
 
-def data_file(rows: int) -> Path:
-    from generate import generate
+# On a log in ranked order (each query's rows together, best first): ours and the peers
+# that benefit from order; ranx and ir_measures sort whatever they get.
+RANKED_TOOLS = ["rke_lazy", "rke_lazy_one_pass", "rke_eager", "floor", "pytrec_eval"]
 
+
+def data_file(rows: int, *, ranked: bool = False) -> Path:
     DATA.mkdir(exist_ok=True)
-    path = DATA / f"log_{rows}.parquet"
+    path = DATA / f"log_{rows}{'_ranked' if ranked else ''}.parquet"
     if not path.exists():
         print(f"generating {path.name} ...", file=sys.stderr)
-        generate(rows, path)
+        # In a child process: a worker forked from a parent that grew while generating would
+        # start from the parent's resident pages and report them as its own peak RSS.
+        command = [sys.executable, str(HERE / "generate.py"), str(rows), str(path)]
+        subprocess.run([*command, *(["--ranked"] if ranked else [])], check=True)
     return path
 
 
@@ -343,21 +350,32 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per measurement")
     parser.add_argument("--write", action="store_true", help="write the table into README.md")
+    parser.add_argument(
+        "--orders",
+        choices=["unsorted", "ranked", "both"],
+        default="unsorted",
+        help="the generated order, the same rows in ranked (trec) order, or both",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("TOOL", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(*args.worker)
         return
     sys.path.insert(0, str(HERE))
-    results: dict[int, dict[str, dict[str, object]]] = {}
+    results: dict[str, dict[str, dict[str, object]]] = {}
+    orders = ["unsorted", "ranked"] if args.orders == "both" else [args.orders]
     for size in (int(float(s)) for s in args.sizes.split(",")):
-        path = data_file(size)
-        tools = [t for t in args.tools.split(",") if size <= 10**7 or t in BIG_TOOLS]
-        results[size] = {}
-        for tool in tools:
-            print(f"{size:>11,} rows  {tool:18s}", end=" ", flush=True, file=sys.stderr)
-            results[size][tool] = run_worker(tool, path, args.timeout)
-            print(json.dumps(results[size][tool]), file=sys.stderr)
+        for order in orders:
+            ranked = order == "ranked"
+            path = data_file(size, ranked=ranked)
+            tools = [t for t in args.tools.split(",") if size <= 10**7 or t in BIG_TOOLS]
+            tools = [t for t in tools if not ranked or t in RANKED_TOOLS]
+            label = f"{size:,}" + (" ranked" if ranked else "")
+            results[label] = {}
+            for tool in tools:
+                print(f"{label:>18} rows  {tool:18s}", end=" ", flush=True, file=sys.stderr)
+                results[label][tool] = run_worker(tool, path, args.timeout)
+                print(json.dumps(results[label][tool]), file=sys.stderr)
     table = render(results, machine())
     print(table)
     (HERE / "_data" / "last_results.json").write_text(json.dumps(results, indent=1))
@@ -370,7 +388,7 @@ def main() -> None:
         readme.write_text(f"{before}{start}\n{table}\n{end}{after}")
 
 
-def render(results: dict[int, dict[str, dict[str, object]]], machine_text: str) -> str:
+def render(results: dict[str, dict[str, dict[str, object]]], machine_text: str) -> str:
     lines = [
         f"Machine: {machine_text}. One run per cell; times in seconds, peak RSS in MB.",
         "",
@@ -382,7 +400,7 @@ def render(results: dict[int, dict[str, dict[str, object]]], machine_text: str) 
         ours = tools.get("rke_lazy", {})
         for tool, result in tools.items():
             if "error" in result:
-                lines.append(f"| {size:,} | {tool} | — | — | — | — | {result['error']} |")
+                lines.append(f"| {size} | {tool} | — | — | — | — | {result['error']} |")
                 continue
             seconds = float(result["seconds"])  # type: ignore[arg-type]
             ratio = seconds / float(ours["seconds"]) if "seconds" in ours else float("nan")
@@ -398,7 +416,7 @@ def render(results: dict[int, dict[str, dict[str, object]]], machine_text: str) 
                 build, cold = result["ranx_build_s"], result["ranx_cold_s"]
                 extra = f" (build {build:.1f}, cold incl. JIT {cold:.1f})"
             lines.append(
-                f"| {size:,} | {tool}{extra} | {seconds:.2f} | {result['cpu_s']:.1f} "
+                f"| {size} | {tool}{extra} | {seconds:.2f} | {result['cpu_s']:.1f} "
                 f"| {result['peak_rss_mb']:.0f} "
                 f"| {ratio:.1f}x | {diff} |"
             )
