@@ -23,6 +23,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,76 @@ def spill_folder(spill_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
         raise ResourceError(msg + _WHAT_TO_DO) from error
     finally:
         # also on errors raised in a pass, on KeyboardInterrupt and on SIGTERM (see below)
-        shutil.rmtree(root, ignore_errors=True)
+        remove_spill(root, interrupted=sys.exc_info()[0] is not None)
+
+
+# How long an interrupted run waits for Polars' writer threads to let go of its spill, and how
+# long the folder must stay gone before they count as stopped.
+_REMOVAL_WAIT_S = 10.0
+_GONE_FOR_S = 0.2
+
+
+def remove_spill(root: Path, *, interrupted: bool = False) -> None:
+    """Remove a spill folder; after an interruption, wait for writers still finishing in it.
+
+    After Ctrl-C or SIGTERM, Python unwinds while Polars' sink threads may still write a
+    bucket file for a moment, creating its folder (and the spill folder) again: a single
+    ``rmtree`` then left the folder behind (seen once in CI). When ``interrupted``, the
+    contents are removed again until the folder has stayed gone for a moment. The owner marker
+    goes last and is written back while the folder exists, so a folder that still cannot be
+    removed keeps it, and the next spill's sweep removes it once this process has ended.
+    """
+    deadline = time.monotonic() + (_REMOVAL_WAIT_S if interrupted else 0.5)
+    marker = root / MARKER
+    gone_since: float | None = None
+    while True:
+        # a folder seen here was (re)made since the last look: it has not stayed gone
+        existed = root.exists()
+        _remove_contents(root)
+        if not any(child.name != MARKER for child in _listing(root)):
+            with contextlib.suppress(OSError):
+                marker.unlink(missing_ok=True)
+                root.rmdir()
+        now = time.monotonic()
+        if existed:
+            gone_since = None
+        if root.exists():
+            if not marker.exists():  # a writer made it again: mark it for the sweep
+                with contextlib.suppress(OSError):
+                    marker.write_text(json.dumps(_owner()), encoding="utf-8")
+        elif not interrupted:
+            return
+        elif gone_since is None:
+            gone_since = now
+        elif now - gone_since >= _GONE_FOR_S:
+            return
+        if now > deadline:
+            # Writers still at work: leave the folder there and marked, so that whatever they
+            # add is swept by the next spill once this process has ended.
+            with contextlib.suppress(OSError):
+                root.mkdir(exist_ok=True)
+                marker.write_text(json.dumps(_owner()), encoding="utf-8")
+            return
+        time.sleep(0.02)
+
+
+def _remove_contents(root: Path) -> None:
+    """Everything in ``root`` but the owner marker."""
+    for child in _listing(root):
+        if child.name == MARKER:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink(missing_ok=True)
+
+
+def _listing(root: Path) -> list[Path]:
+    try:
+        return list(root.iterdir())
+    except OSError:
+        return []
 
 
 # ---- SIGTERM ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -90,6 +91,54 @@ def test_signal_during_the_spill_leaves_nothing(tmp_path, big_log, sent, status,
     assert child.returncode == status, err.decode()
     assert err.decode() == stderr  # one line, no traceback
     assert list(spill.iterdir()) == []
+
+
+def _late_writer(root: Path, seconds: float) -> threading.Thread:
+    """A writer that keeps adding bucket files for ``seconds``, making folders as Polars'
+    partitioned sink does (``mkdir=True``: the spill folder too, once it is gone)."""
+
+    def write() -> None:
+        end = time.monotonic() + seconds
+        index = 0
+        while time.monotonic() < end:
+            bucket = root / f"__rke_bucket={index % 3}"
+            try:
+                bucket.mkdir(parents=True, exist_ok=True)
+                (bucket / f"{index}.parquet").write_bytes(b"x" * 1000)
+            except OSError:  # removed between the two: write the next one
+                pass
+            index += 1
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    return thread
+
+
+def test_an_interrupted_spill_waits_for_late_writers(tmp_path):
+    """After Ctrl-C, Polars' sink threads may still write: the folder must not come back."""
+    root = tmp_path / f"{_spill.PREFIX}late"
+    root.mkdir()
+    (root / _spill.MARKER).write_text(json.dumps(_spill._owner()), encoding="utf-8")
+    writer = _late_writer(root, 0.3)
+    _spill.remove_spill(root, interrupted=True)
+    writer.join()
+    assert not root.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_spill_that_cannot_be_removed_keeps_its_marker_for_the_sweep(tmp_path, monkeypatch):
+    root = tmp_path / f"{_spill.PREFIX}stuck"
+    root.mkdir()
+    monkeypatch.setattr(_spill, "_REMOVAL_WAIT_S", 0.2)
+    writer = _late_writer(root, 0.6)  # outlives the wait
+    _spill.remove_spill(root, interrupted=True)
+    writer.join()
+    # still there, but marked: the next spill's sweep removes it once this process is gone
+    assert root.exists()
+    assert (root / _spill.MARKER).exists()
+    owner = json.loads((root / _spill.MARKER).read_text(encoding="utf-8"))
+    assert owner["pid"] == os.getpid()
 
 
 def test_sigterm_during_a_library_spill_leaves_nothing(tmp_path, big_log):
