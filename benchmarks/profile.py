@@ -33,8 +33,9 @@ import polars as pl
 
 import polars_rankeval as rke
 from polars_rankeval._columns import make_columns
+from polars_rankeval._plan import metric_plan, per_query_plan
+from polars_rankeval._settings import settings_for
 from polars_rankeval.context import ranked_frame
-from polars_rankeval.evaluate import metric_plan, per_query_plan, settings_for
 from polars_rankeval.registry import resolve_metrics
 
 HERE = Path(__file__).resolve().parent

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._columns import (
     Columns,
     as_polars,
-    check_relevance_level,
     check_schema,
     make_columns,
 )
@@ -24,506 +21,44 @@ from polars_rankeval._passes import (
     in_passes,
     run_passes,
 )
+from polars_rankeval._plan import (
+    HAS_RELEVANT,
+    TIED,
+    finish_all,
+    per_query_plan,
+    reads_labels,
+)
+from polars_rankeval._settings import EmptyQueries, MissingQueries, Settings, settings_for
 from polars_rankeval._spill import cleanup_on_sigterm
+from polars_rankeval._summary import (
+    FrameT,
+    drop_empty_queries,
+    per_query_only,
+    split_empty_queries,
+    summary,
+    warn_dropped,
+)
 from polars_rankeval.context import (
-    BOUND_TIES,
-    RankedFrame,
-    RankingContext,
     Ties,
-    check_ties,
-    ranked_frame,
 )
 from polars_rankeval.conventions import (
-    Convention,
     ConventionName,
     NegativeLabels,
     Unretrieved,
-    get_convention,
 )
-from polars_rankeval.errors import EmptyQueriesWarning, InvalidOptionError, PerSystemMetricWarning
+from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.lists import maybe_from_lists
-from polars_rankeval.meaning import summary_expr
-from polars_rankeval.metrics._base import Metric, check_tie_bound
+from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
-from polars_rankeval.tables import Tables, check_needs, join_inputs, make_tables
+from polars_rankeval.tables import Tables, make_tables
 from polars_rankeval.ties import check_tie_warning, tie_sensitive, warn_if_ties_move_means
 from polars_rankeval.validation import (
-    CheckedIn,
     Duplicates,
     NanScores,
-    bookkeeping,
-    guard_labels,
-    labels_guarded,
-    resolve_duplicates,
-    validity_mask,
     warn_if_empty,
 )
 
-MissingQueries = Literal["skip", "zero"]
-EmptyQueries = Literal["zero", "drop"]
 Engine = Literal["auto", "in-memory", "streaming"]
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
-
-_N_LABELLED = "__rke_n_labelled"
-_N_RETRIEVED = "__rke_n_retrieved"
-# Hidden per-query flag kept when empty_queries="drop": the list has a relevant row.
-HAS_RELEVANT = "__rke_has_relevant"
-# Hidden per-query flag kept for the tie warning: the list has tied retrieved scores.
-TIED = "__rke_tied"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Evaluation settings after explicit keywords are laid over the convention preset."""
-
-    relevance_level: int
-    missing_queries: MissingQueries
-    ties: Ties
-    negative_labels: NegativeLabels
-    unretrieved: Unretrieved
-    duplicates: Duplicates
-    nan_scores: NanScores
-    empty_queries: EmptyQueries = "zero"
-
-
-_TREC_SETTINGS: dict[str, Any] = {
-    "relevance_level": 1,
-    "missing_queries": "skip",
-    "ties": "trec",
-    "negative_labels": "unjudged",
-    "unretrieved": "count",
-    "duplicates": "error",
-    "nan_scores": "error",
-    "empty_queries": "zero",
-}
-
-
-def settings_for(convention: object, keywords: Mapping[str, Any]) -> tuple[Convention, Settings]:
-    """The preset named by ``convention`` and the settings after the explicit keywords.
-
-    Both entry points (frames and the expression namespace) pass their keyword arguments
-    (``locals()``) here and the settings are picked by name, so both read the same ones; a
-    name absent from ``keywords`` follows the preset. An explicit ``ties=`` also overrides the
-    preset's per-metric tie defaults.
-    """
-    explicit = {name: keywords.get(name) for name in _TREC_SETTINGS}
-    preset = get_convention(convention)
-    if explicit["ties"] is not None:
-        preset = preset.without_ties()
-    return preset, resolve_settings(preset, explicit)
-
-
-def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settings:
-    """Explicit keywords win over the preset, which wins over trec_eval's defaults."""
-    chosen = {
-        key: explicit[key]
-        if explicit.get(key) is not None
-        else convention.settings.get(key, default)
-        for key, default in _TREC_SETTINGS.items()
-    }
-    # the canonical spelling of each choice: values are matched case-insensitively
-    choices = {
-        "missing_queries": ["skip", "zero"],
-        "negative_labels": ["unjudged", "nonrelevant"],
-        "unretrieved": ["count", "drop"],
-        "duplicates": ["error", "first", "last", "max_score"],
-        "nan_scores": ["error", "last"],
-        "empty_queries": ["zero", "drop"],
-    }
-    for key, allowed in choices.items():
-        chosen[key] = check_choice(key, chosen[key], allowed)
-    return Settings(
-        relevance_level=check_relevance_level(chosen["relevance_level"]),
-        missing_queries=chosen["missing_queries"],
-        ties=check_ties(chosen["ties"]),
-        negative_labels=chosen["negative_labels"],
-        unretrieved=chosen["unretrieved"],
-        duplicates=chosen["duplicates"],
-        nan_scores=chosen["nan_scores"],
-        empty_queries=chosen["empty_queries"],
-    )
-
-
-def _prepared(lf: pl.LazyFrame, columns: Columns, settings: Settings) -> pl.LazyFrame:
-    """The rows that are ranked: labels guarded, duplicates resolved, unretrieved rows dropped.
-
-    Every route (frames, passes, the expression path, Spark) prepares its input and the
-    ``source`` its errors describe here, so a label that is not a whole Int64 (NaN, ±inf, a
-    fraction, a UInt64 past 2^63-1) becomes a counted code before the strict cast in ranking.
-    """
-    lf = guard_labels(lf, columns)
-    lf = resolve_duplicates(lf, columns, settings.duplicates)
-    if settings.unretrieved == "drop":
-        # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.
-        lf = lf.filter(pl.col(columns.score).is_not_null())
-    return lf
-
-
-def per_query_plan(
-    lf: pl.LazyFrame,
-    columns: Columns,
-    resolved: list[tuple[str, Metric]],
-    settings: Settings,
-    *,
-    source: pl.LazyFrame | None = None,
-    checked_in: CheckedIn = "frame",
-    tables: Tables | None = None,
-    flag_ties: bool = False,
-) -> pl.LazyFrame:
-    """One row per evaluated ranked list of ``lf``, one column per metric.
-
-    This is the single evaluation path: ``evaluate`` runs it over a frame (or one bucket of it
-    per pass) and the expression namespace over the rows of its groups. ``source`` is the
-    whole input, which error messages describe (``lf`` itself by default). ``tables`` are the
-    extra tables (train, items, catalog) whose columns the metrics' ``inputs`` join to the
-    rows before ranking.
-
-    Per-system metrics (``level="system"``) get a hidden per-query value here (their
-    ``reduce`` combines it); with ``empty_queries="drop"`` the frame keeps a ``HAS_RELEVANT``
-    flag that :func:`drop_empty_queries` filters on, so the dropped lists can be counted.
-    ``flag_ties`` keeps a ``TIED`` flag: the list has retrieved rows with equal scores (an
-    aggregation, no window), which :func:`polars_rankeval.ties.warn_if_ties_move_means` reads.
-    """
-    tables = tables or Tables(query=columns.query, item=columns.item)
-    levels = {
-        (metric.relevance_level or settings.relevance_level, metric.judged_only)
-        for _, metric in resolved
-    }
-    if levels != {(settings.relevance_level, False)}:
-        return _per_level_plans(
-            lf,
-            columns,
-            resolved,
-            settings,
-            source=source,
-            checked_in=checked_in,
-            tables=tables,
-            flag_ties=flag_ties,
-        )
-    check_needs(((label, metric.needs) for label, metric in resolved), tables)
-    lf = _prepared(lf, columns, settings)
-    source = lf if source is None else _prepared(source, columns, settings)
-    lf = join_inputs(lf, (i for _, metric in resolved for i in metric.inputs), tables)
-    modes = [metric.ties or settings.ties for _, metric in resolved]
-    for (label, metric), mode in zip(resolved, modes, strict=True):
-        check_tie_bound(label, metric, mode)
-    ranked = ranked_frame(
-        lf,
-        columns,
-        settings.relevance_level,
-        tie_groups="expected" in modes,
-        negative_labels=settings.negative_labels,
-        nan_last=settings.nan_scores == "last",
-        bounds=sorted({mode for mode in modes if mode in BOUND_TIES}),
-    )
-    trec_ctx = ranked.trec
-    # One context per tie mode; partial and row names carry the mode so they never collide.
-    contexts = {"trec": trec_ctx, "expected": ranked.expected or trec_ctx, **ranked.bounds}
-    prefixes = {"trec": "", "expected": "E:", "optimistic": "O:", "pessimistic": "P:"}
-    pending = [
-        (label, metric, contexts[mode], prefixes[mode])
-        for (label, metric), mode in zip(resolved, modes, strict=True)
-    ]
-    counts = {
-        _N_LABELLED: trec_ctx.has_label.sum(),
-        _N_RETRIEVED: trec_ctx.retrieved.sum(),
-        **bookkeeping(columns, settings.nan_scores, labels_guarded(lf)),
-    }
-    if settings.empty_queries == "drop":
-        counts[HAS_RELEVANT] = trec_ctx.relevant.any()
-    if flag_ties:
-        # Some retrieved scores repeat: fewer distinct non-null scores than non-null ones
-        # (n_unique counts a null once), or two zeros (-0.0 and 0.0 tie in the order but
-        # hash apart). On the raw column: a filtered or shifted copy cost 40% more at 10M rows.
-        score = pl.col(columns.score)
-        missing = score.null_count()
-        distinct = score.n_unique() - missing.clip(upper_bound=1)
-        counts[TIED] = (distinct < pl.len() - missing) | ((score == 0).sum() > 1)
-    built = metric_plan(ranked, pending, list(counts.values()))
-    pending = built.pending
-    grouped = built.frame.group_by(columns.partition).agg(**built.partials, **counts)
-    # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
-    # have judgments but no retrieved row.
-    evaluated = pl.col(_N_LABELLED) > 0
-    if settings.missing_queries == "skip":
-        evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    if not reads_labels(resolved):
-        # Coverage, novelty, diversity ... need no judgment: every ranked list counts.
-        evaluated = pl.col(_N_RETRIEVED) > 0
-    valid = validity_mask(columns, settings.nan_scores, source, checked_in)
-    checked = grouped.filter(valid & evaluated)
-
-    def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
-        return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
-
-    kept = [HAS_RELEVANT] if settings.empty_queries == "drop" else []
-    kept += [TIED] if flag_ties else []
-    frame = checked.select(
-        *columns.partition,
-        *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
-        *kept,
-    )
-    return frame.sort(columns.partition)
-
-
-def _per_level_plans(
-    lf: pl.LazyFrame,
-    columns: Columns,
-    resolved: list[tuple[str, Metric]],
-    settings: Settings,
-    *,
-    source: pl.LazyFrame | None,
-    checked_in: CheckedIn,
-    tables: Tables,
-    flag_ties: bool,
-) -> pl.LazyFrame:
-    """Metrics with their own relevance level (``rel=``) or ``judged_only``: one plan each.
-
-    The evaluated lists do not depend on the level (they have judgments, and retrieved rows
-    unless ``missing_queries="zero"``), so every plan has the same rows. The hidden flags
-    (``empty_queries="drop"``, ties) come from the evaluation's own level, or the first.
-    """
-    groups: dict[tuple[int, bool], list[tuple[str, Metric]]] = {}
-    for label, metric in resolved:
-        key = (metric.relevance_level or settings.relevance_level, metric.judged_only)
-        plain = replace(metric, relevance_level=None, judged_only=False)
-        groups.setdefault(key, []).append((label, plain))
-    base = (settings.relevance_level, False)
-    first = base if base in groups else next(iter(groups))
-    order = [first, *(key for key in groups if key != first)]
-    plans = []
-    for index, (level, judged_only) in enumerate(order):
-        own = replace(settings, relevance_level=level)
-        if index:  # hidden flags once
-            own = replace(own, empty_queries="zero")
-        rows = lf
-        if judged_only:  # trec_eval -J: unjudged retrieved rows leave before ranking
-            grade = pl.col(columns.relevance)
-            judged = grade.is_not_null() & (grade >= 0)
-            rows = lf.filter(pl.col(columns.score).is_null() | judged)
-        plans.append(
-            per_query_plan(
-                rows,
-                columns,
-                groups[(level, judged_only)],
-                own,
-                source=source,
-                checked_in=checked_in,
-                tables=tables,
-                flag_ties=flag_ties and not index,
-            )
-        )
-    joined = plans[0]
-    for plan in plans[1:]:
-        joined = joined.join(plan, on=columns.partition, how="left", nulls_equal=True)
-    labels = [label for label, _ in resolved]
-    hidden = [name for name in plans[0].collect_schema().names() if name in (HAS_RELEVANT, TIED)]
-    return joined.select(*columns.partition, *labels, *hidden).sort(columns.partition)
-
-
-def finish_all(
-    frame: pl.LazyFrame,
-    resolved: list[tuple[str, Metric]],
-    partition: Sequence[str],
-    tables: Tables,
-) -> pl.LazyFrame:
-    """Replace the hidden values of metrics with a ``finish`` step by their real values.
-
-    Run over the collected per-query frame (one row per list, small): each finishing step
-    reads it more than once (its pairs, its sizes), which over the raw log would repeat the
-    whole ranking.
-    """
-    partition = list(partition)
-    finishing = [(label, metric) for label, metric in resolved if metric.finish is not None]
-    if not finishing:
-        return frame
-    order = frame.collect_schema().names()
-    # Each step reads the original frame (a chain of frames, each built on the last, would
-    # double the plan at every step) and its values are joined on once.
-    result = frame.drop([label for label, _ in finishing])
-    for label, metric in finishing:
-        assert metric.finish is not None
-        done = metric.finish(frame.select(*partition, label), partition, label, tables)
-        result = result.join(done, on=partition, how="left", nulls_equal=True)
-    return result.select(order).sort(partition)  # the joins do not keep the rows' order
-
-
-def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:
-    """Whether any metric reads the relevance labels (else the column is optional)."""
-    return any(metric.reads_labels for _, metric in resolved)
-
-
-def drop_empty_queries(per_query: pl.DataFrame, *, stacklevel: int = 3) -> pl.DataFrame:
-    """Drop the lists with nothing relevant (``empty_queries="drop"``), saying how many."""
-    kept, dropped = split_empty_queries(per_query)
-    warn_dropped(dropped, per_query.height, stacklevel=stacklevel)
-    return kept
-
-
-def split_empty_queries(per_query: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """The lists with something relevant (``empty_queries="drop"``), and how many were left out.
-
-    Without the ``HAS_RELEVANT`` flag (``empty_queries="zero"``) every list is kept.
-    """
-    if HAS_RELEVANT not in per_query.columns:
-        return per_query, 0
-    dropped = per_query.height - int(per_query[HAS_RELEVANT].sum())
-    return per_query.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT), dropped
-
-
-def warn_dropped(dropped: int, evaluated: int, *, stacklevel: int) -> None:
-    """Say once how many evaluated lists ``empty_queries="drop"`` left out (if any).
-
-    ``stacklevel`` counts from the caller, as if it called ``warnings.warn`` itself.
-    """
-    if dropped:
-        warnings.warn(
-            f"empty_queries='drop': left out {dropped} of {evaluated} evaluated "
-            "queries that have nothing relevant (empty_queries='zero', the trec_eval rule, "
-            "scores them 0)",
-            EmptyQueriesWarning,
-            stacklevel=stacklevel + 1,
-        )
-
-
-_Pending = list[tuple[str, Metric, RankingContext, str]]
-
-
-@dataclass(frozen=True)
-class MetricPlan:
-    """The metrics' per-row work on a ranked frame, before grouping.
-
-    ``sparse`` is the frame with the sparse ranks and terms the metrics read, ``frame`` adds
-    their own per-row terms; ``partials`` are their aggregations and ``pending`` the metrics
-    with contexts pointing at the added columns.
-    """
-
-    ranked: pl.LazyFrame
-    sparse: pl.LazyFrame
-    frame: pl.LazyFrame
-    partials: dict[str, pl.Expr]
-    pending: _Pending
-
-    @property
-    def sparse_columns(self) -> list[str]:
-        """The columns the sparse ranks and terms added (for profiling)."""
-        before = set(self.ranked.collect_schema().names())
-        return [name for name in self.sparse.collect_schema().names() if name not in before]
-
-
-def metric_plan(ranked: RankedFrame, pending: _Pending, also_read: list[pl.Expr]) -> MetricPlan:
-    """Build every metric expression first, so only the sparse ranks they read are added."""
-    sparse_terms, pending = _row_stage(pending, "sparse_rows")
-    stages = []
-    for stage in ("rows", "later_rows"):
-        terms, pending = _row_stage(pending, stage)
-        stages.append(terms)
-    partials: dict[str, pl.Expr] = {}
-    for _, metric, ctx, prefix in pending:
-        partials.update({prefix + key: expr for key, expr in metric.partials(ctx).items()})
-    built = [*partials.values(), *also_read, *(e for t in stages for e in t.values())]
-    used = {name for expr in built for name in expr.meta.root_names()}
-    sparse = ranked.with_sparse_ranks(used, sparse_terms)
-    frame = sparse
-    for terms in stages:
-        if terms:
-            frame = frame.with_columns(expr.alias(name) for name, expr in terms.items())
-    return MetricPlan(ranked.frame, sparse, frame, partials, pending)
-
-
-def _row_stage(pending: _Pending, stage: str) -> tuple[dict[str, Any], _Pending]:
-    """One stage of the metrics' own per-row terms (windows), to materialise before grouping.
-
-    Returns the terms by column name (expressions, or (rows, expression) pairs for
-    ``sparse_rows``) and the metrics with their contexts pointing at those columns. Names carry
-    the tie mode's prefix, so the same term under two modes never collides.
-    """
-    terms: dict[str, Any] = {}
-    keys: list[list[str]] = []
-    for _, metric, ctx, prefix in pending:
-        rows = getattr(metric, stage)(ctx)
-        terms.update({prefix + key: expr for key, expr in rows.items()})
-        keys.append(list(rows))
-    if not terms:
-        return {}, pending
-    names = {key: f"__rke_{stage}_{index}" for index, key in enumerate(terms)}
-    updated = [
-        (
-            label,
-            metric,
-            ctx.with_extra({key: pl.col(names[prefix + key]) for key in row_keys}),
-            prefix,
-        )
-        for (label, metric, ctx, prefix), row_keys in zip(pending, keys, strict=True)
-    ]
-    return {names[key]: expr for key, expr in terms.items()}, updated
-
-
-def summary_of(label: str, metric: Metric) -> pl.Expr:
-    """The aggregation of one metric's per-query values by its summary rule."""
-    return summary_expr(pl.col(label), metric.summary)
-
-
-def summary(
-    per_query: pl.LazyFrame,
-    resolved: list[tuple[str, Metric]],
-    by: Sequence[str],
-    tables: Tables | None = None,
-) -> pl.LazyFrame:
-    """One row per ``by`` group: each metric's summary of its per-query values.
-
-    Per-query metrics are combined by their summary rule (means; ``num_*`` counts summed);
-    per-system metrics by their own ``reduce`` over their hidden per-query values.
-    """
-    tables = tables or Tables()
-    aggregations = [
-        summary_of(label, metric).alias(label)
-        for label, metric in resolved
-        if metric.level == "query"
-    ]
-    if not by:
-        result = per_query.select(aggregations) if aggregations else None
-    else:
-        result = (
-            per_query.group_by(list(by))
-            .agg(aggregations or [pl.len().alias("__rke_n")])
-            .sort(list(by))
-        )
-        if not aggregations:
-            result = result.drop("__rke_n")
-    for label, metric in resolved:
-        if metric.level != "system":
-            continue
-        assert metric.reduce is not None, f"per-system metric {label!r} has no reduce"
-        reduced = metric.reduce(per_query, list(by), label, tables)
-        if result is None:
-            result = reduced
-        elif not by:
-            result = result.join(reduced, how="cross")
-        else:
-            result = result.join(reduced, on=list(by), how="left", nulls_equal=True)
-    assert result is not None
-    result = result.select(*by, *(label for label, _ in resolved))
-    return result.sort(list(by)) if by else result
-
-
-def per_query_only(
-    per_query: FrameT, resolved: list[tuple[str, Metric]], *, stacklevel: int = 3
-) -> FrameT:
-    """The per-query frame without per-system metrics' hidden values, warning about them."""
-    hidden = [label for label, metric in resolved if metric.level == "system"]
-    if not hidden:
-        return per_query
-    warnings.warn(
-        f"{', '.join(map(repr, hidden))} "
-        + ("is a per-system metric" if len(hidden) == 1 else "are per-system metrics")
-        + ": no value per query, so per_query=True leaves "
-        + ("it" if len(hidden) == 1 else "them")
-        + " out; evaluate(..., per_query=False) gives one value per system (by group)",
-        PerSystemMetricWarning,
-        stacklevel=stacklevel,
-    )
-    return per_query.drop(hidden)
 
 
 def evaluate(

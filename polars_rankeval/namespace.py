@@ -11,8 +11,9 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
+from polars_rankeval._summary import FrameT
 from polars_rankeval.compare import compare
-from polars_rankeval.evaluate import FrameT, evaluate
+from polars_rankeval.evaluate import evaluate
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, family_options

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval._plan import TIED, per_query_plan
+from polars_rankeval._settings import Settings, settings_for
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError, TieWarning
 from polars_rankeval.metrics._base import Metric, Partials, check_tie_bound
 
 if TYPE_CHECKING:
     from polars_rankeval._columns import Columns
-    from polars_rankeval.evaluate import Settings
     from polars_rankeval.tables import Tables
 
 MODES = ("trec", "expected", "optimistic", "pessimistic")
@@ -94,8 +95,6 @@ def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evalua
     The mean over a system's ``n`` queries moves by at most ``Σ |best − worst| / n`` over its
     tied lists; only those lists are evaluated again, under both bounds.
     """
-    from polars_rankeval.evaluate import TIED, per_query_plan  # evaluate imports this module
-
     tied = per_query.filter(pl.col(TIED)).select(columns.partition)
     per_query = per_query.drop(TIED)
     metrics = tie_sensitive(resolved, settings)
@@ -261,7 +260,7 @@ def tie_report(
     │ recall@3 ┆ 0.5  ┆ 1.0        ┆ 0.5         │
     └──────────┴──────┴────────────┴─────────────┘
     """
-    from polars_rankeval.evaluate import evaluate, settings_for  # evaluate imports this module
+    from polars_rankeval.evaluate import evaluate  # evaluate imports this module
     from polars_rankeval.registry import resolve_metrics
 
     if "ties" in keywords:

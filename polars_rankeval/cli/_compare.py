@@ -16,6 +16,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_rankeval._plan import finish_all
+from polars_rankeval._settings import settings_for
+from polars_rankeval._summary import drop_empty_queries
 from polars_rankeval.cli._args import _compare_parser, _format_from, _split_by
 from polars_rankeval.cli._compact import compact
 from polars_rankeval.cli._constants import (
@@ -37,7 +40,6 @@ from polars_rankeval.cli._inputs import (
 from polars_rankeval.cli._output import _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
 from polars_rankeval.compare._pairing import check_pairable, system_names
-from polars_rankeval.evaluate import drop_empty_queries, finish_all, settings_for
 from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
 from polars_rankeval.report import report

@@ -15,18 +15,13 @@ from typing import Any, NoReturn
 import polars as pl
 
 from polars_rankeval._columns import make_columns
+from polars_rankeval._plan import TIED, finish_all
+from polars_rankeval._settings import settings_for
+from polars_rankeval._summary import drop_empty_queries, per_query_only, summary
 from polars_rankeval.cli._constants import _COLUMN_ROLES
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.errors import EmptyEvaluationWarning
-from polars_rankeval.evaluate import (
-    TIED,
-    drop_empty_queries,
-    evaluate,
-    finish_all,
-    per_query_only,
-    settings_for,
-    summary,
-)
+from polars_rankeval.evaluate import evaluate
 from polars_rankeval.io import read_trec_run
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics import Metric, utility

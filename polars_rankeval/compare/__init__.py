@@ -58,6 +58,7 @@ import polars as pl
 
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
+from polars_rankeval._settings import settings_for
 from polars_rankeval.compare._bootstrap import bootstrap as bootstrap
 from polars_rankeval.compare._corrections import Correction, adjust_family
 from polars_rankeval.compare._corrections import adjust as adjust
@@ -81,7 +82,7 @@ from polars_rankeval.compare._stats import randomization_p as randomization_p
 from polars_rankeval.compare._stats import tukey_hsd_p as tukey_hsd_p
 from polars_rankeval.compare._within import by_segment, empty_pairs_warning, segment_columns
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.evaluate import evaluate, settings_for
+from polars_rankeval.evaluate import evaluate
 from polars_rankeval.meaning import LowerIsBetter
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics

@@ -20,15 +20,12 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._columns import as_polars, make_columns
+from polars_rankeval._plan import finish_all
+from polars_rankeval._settings import settings_for
+from polars_rankeval._summary import drop_empty_queries, summary
 from polars_rankeval.compare._pairing import resolve_baseline, system_names
 from polars_rankeval.errors import BootstrapBiasWarning, InvalidOptionError
-from polars_rankeval.evaluate import (
-    drop_empty_queries,
-    evaluate,
-    finish_all,
-    settings_for,
-    summary,
-)
+from polars_rankeval.evaluate import evaluate
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics

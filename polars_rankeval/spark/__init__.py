@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval._columns import Columns, check_schema, make_columns
+from polars_rankeval._plan import finish_all
+from polars_rankeval._settings import settings_for
+from polars_rankeval._summary import drop_empty_queries, per_query_only
+from polars_rankeval._summary import summary as _local_summary
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.evaluate import drop_empty_queries, finish_all, per_query_only, settings_for
-from polars_rankeval.evaluate import summary as _local_summary
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 from polars_rankeval.registry import MetricRequest, resolve_metrics
