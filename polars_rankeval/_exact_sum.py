@@ -2,10 +2,12 @@
 
 A Float64 sum rounds after every addition, so its last bit depends on the order in which
 the rows arrive. Polars' streaming engine adds a group's rows in whatever order its threads
-hand them over (pola-rs/polars#25202: by design), so the same log evaluated twice, shuffled,
-or in passes gave per-query values one ulp apart. Here each term is scaled by 2^80 and
-truncated to an Int128: integer sums are exact in any order, and the total is rounded to a
-Float64 once. That is trec_eval's value to the last bit or one ulp closer to the exact sum.
+hand them over (pola-rs/polars#25202, labelled "invalid" upstream), so the same log evaluated
+twice, shuffled, or in passes gave per-query values one ulp apart. Here each term is scaled
+by 2^80 and truncated to an Int128: integer sums are exact in any order, and the total is
+rounded to a Float64 once. For terms of at least 2^-28 in magnitude that is the exact sum
+rounded once (what ``math.fsum`` gives), which differs from any sequential Float64 sum, such
+as trec_eval's in rank order, by at most the rounding that sum made itself.
 
 The fixed point covers sums up to 2^47 in magnitude with a resolution of 2^-80 (8.3e-25).
 Where a group falls outside it (a term past 2^47, NaN or infinity, or a sum so small that
