@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 MODES = ("trec", "expected", "optimistic", "pessimistic")
 _SEPARATOR = "\x1f"
-_CUTOFF = re.compile(r"@(\d+)")
+# The engine's canonical name of a metric with a cutoff: ``family@k``, then its options
+# (``ndcg@10(gain=exp)``); trec_eval spellings (``P_10``, ``ndcg_cut_10``) resolve to it.
+_CUTOFF = re.compile(r"^[^@(]*@(\d+)(?:\(|$)")
 
 
 def check_tie_warning(value: object) -> float | None:
@@ -75,8 +77,9 @@ def tie_sensitive(
     ]
 
 
-def _in_bound(metric: Metric, mode: str) -> Metric:
-    return replace(metric, name=f"{metric.name}{_SEPARATOR}{mode}", ties=mode)  # type: ignore[arg-type]
+def _in_bound(label: str, metric: Metric, mode: str) -> Metric:
+    """``metric`` under tie mode ``mode``, named after the user's ``label`` (unique in a call)."""
+    return replace(metric, name=f"{label}{_SEPARATOR}{mode}", ties=mode)  # type: ignore[arg-type]
 
 
 def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evaluate)
@@ -101,7 +104,7 @@ def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evalua
     if tied.is_empty() or not metrics:
         return per_query
     bounded = [
-        (f"{label}{_SEPARATOR}{mode}", _in_bound(metric, mode))
+        (f"{label}{_SEPARATOR}{mode}", _in_bound(label, metric, mode))
         for label, metric in metrics
         for mode in ("optimistic", "pessimistic")
     ]
@@ -171,8 +174,13 @@ def tied_share(k: int | None) -> Metric:
     return Metric(name, partials, value, rows=rows, direction="none", summary="nanmean")
 
 
-def _cutoff(name: str) -> int | None:
-    found = _CUTOFF.search(name)
+def metric_cutoff(metric: Metric) -> int | None:
+    """The rank cutoff of a resolved metric (None: the whole list), read from its canonical name.
+
+    The registry resolves every spelling (``P_10``, ``p@10``, ``P@10``, ``ndcg_cut_10``) to one
+    canonical name, so the cutoff never depends on how the user wrote the metric.
+    """
+    found = _CUTOFF.match(metric.name)
     return int(found.group(1)) if found else None
 
 
@@ -287,10 +295,10 @@ def tie_report(
             if refusal is None:
                 wanted += ["optimistic", "pessimistic"]
             for mode in wanted:
-                built = _in_bound(metric, mode)
+                built = _in_bound(label, metric, mode)
                 objects.append(built)
                 modes[mode] = built.name
-        k = _cutoff(label)
+        k = metric_cutoff(metric)
         share = shares.setdefault(k, tied_share(k))
         plan.append((label, modes, "; ".join(notes) or None, share.name))
     objects.extend(shares.values())
