@@ -128,12 +128,25 @@ def save(chart: Any, path: str | PathLike[str], *, overwrite: bool = False, **op
     return target
 
 
+def _vegalite_mimetype() -> str:
+    """``application/vnd.vegalite.v<major>+json`` for the Vega-Lite that Altair writes.
+
+    Not Altair 6's ``VEGALITE_MIME_TYPE`` (``application/vnd.vegalite.v6.json``): nbformat
+    accepts a JSON value only under ``application/json`` or ``application/...+json``, so a
+    notebook holding that key fails validation (nbclient raises, ``nbconvert --execute``
+    writes nothing). ``+json`` is the form JupyterLab's renderers and Altair's own
+    ``spec_to_mimebundle(format="vega-lite")`` use.
+    """
+    import altair as alt  # type: ignore[import-not-found,unused-ignore]
+
+    major = str(alt.VEGALITE_VERSION).lstrip("v").split(".")[0]
+    return f"application/vnd.vegalite.v{major}+json"
+
+
 def _bundle(chart: Any) -> dict[str, Any]:
     """The notebook output: the Vega-Lite spec (no network) and an SVG drawn offline."""
-    from altair.vegalite.v6.display import VEGALITE_MIME_TYPE  # type: ignore[import-not-found,unused-ignore]
-
     spec = chart.to_dict()
-    bundle: dict[str, Any] = {VEGALITE_MIME_TYPE: spec, "text/plain": "<rke.plot chart>"}
+    bundle: dict[str, Any] = {_vegalite_mimetype(): spec, "text/plain": "<rke.plot chart>"}
     if _inline_possible():
         import vl_convert  # type: ignore[import-not-found,unused-ignore]
 
