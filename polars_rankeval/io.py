@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import gzip
 import warnings
+import zlib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -27,20 +29,42 @@ TrecKind = Literal["run", "qrels", "empty", "other"]
 _SNIFF_BYTES = 1 << 16
 
 
-def leading_lines(path: str | Path, count: int) -> list[str]:
-    """The first ``count`` non-blank lines of a file, stripped (fewer if the file has fewer).
+_GZIP_MAGIC = b"\x1f\x8b"
 
-    Each line is read up to 64 KiB, so a binary file with no newline is not read whole.
+
+def leading_lines(path: str | Path, count: int) -> list[str]:
+    """The first ``count`` non-blank lines of a text file, stripped (fewer if it has fewer).
+
+    A gzip file (told by its magic bytes, whatever its name) is read decompressed, as the
+    readers read it: the compressed bytes say nothing about the lines. Each line is read up to
+    64 KiB, so a binary file with no newline is not read whole. A gzip stream that cannot be
+    decompressed is a :class:`~polars_rankeval.errors.TrecFormatError` naming the file.
     """
     lines: list[str] = []
-    with Path(path).open("rb") as file:
-        while len(lines) < count:
-            raw = file.readline(_SNIFF_BYTES)
-            if not raw:
-                break
-            if raw.strip():
-                lines.append(raw.decode("utf-8", errors="replace").strip())
+    with Path(path).open("rb") as raw_file:
+        compressed = raw_file.read(2) == _GZIP_MAGIC
+        raw_file.seek(0)
+        file = gzip.GzipFile(fileobj=raw_file, mode="rb") if compressed else raw_file
+        try:
+            while len(lines) < count:
+                raw = file.readline(_SNIFF_BYTES)
+                if not raw:
+                    break
+                if raw.strip():
+                    lines.append(raw.decode("utf-8", errors="replace").strip())
+        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+            raise _bad_gzip(str(path), error) from error
     return lines
+
+
+def _bad_gzip(shown: str, error: BaseException) -> TrecFormatError:
+    """A gzip file that cannot be decompressed, named (zlib's own message names no file)."""
+    reason = str(error) or type(error).__name__
+    msg = (
+        f"{shown}: cannot be decompressed as gzip ({reason}): the file is truncated or "
+        "corrupt; download or compress it again"
+    )
+    return TrecFormatError(msg, path=shown)
 
 
 def _is_number(text: str) -> bool:
@@ -148,6 +172,12 @@ def _read_lines(path: str | Path) -> pl.DataFrame:
         raise TrecFormatError(msg, path=shown, line=line) from error
     except pl.exceptions.PolarsError as error:
         raise _unreadable(shown, error) from error
+    except OSError as error:
+        # Polars' gzip decoder raises a bare OSError ("corrupt deflate stream", "unexpected
+        # end of file") that names no file.
+        if error.filename is not None:
+            raise
+        raise _bad_gzip(shown, error) from error
 
 
 def _unreadable(shown: str, error: Exception) -> TrecFormatError:

@@ -20,16 +20,22 @@ import polars as pl
 
 from polars_rankeval.cli._args import _Parser
 from polars_rankeval.cli._errors import CliError
-from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _read_trec, _scan
+from polars_rankeval.cli._inputs import (
+    TABLE_SUFFIXES,
+    _check_output,
+    _input_errors_named,
+    _read_trec,
+    _scan,
+    is_table_path,
+)
 from polars_rankeval.cli._output import _write
 from polars_rankeval.compare import CORRECTIONS, TESTS
 from polars_rankeval.gate import check
+from polars_rankeval.io import leading_lines
 
 EXIT_FAILED = 1
 _FORMATS = ("text", "json", "markdown")
-# Files read as tables (a log or a per-query table); anything else is a TREC run with --qrels.
 _TREC_EVAL_FIELDS = 3  # a line of trec_eval's output: measure, query, value
-_TABLE_SUFFIXES = {".parquet", ".csv", ".tsv", ".ndjson", ".jsonl", ".arrow", ".ipc"}
 
 _EPILOG = """\
 examples:
@@ -159,11 +165,11 @@ def _bounds(values: list[str], option: str) -> dict[str, float]:
 
 
 def _read(path: str, qrels: str | None, role: str) -> pl.LazyFrame:
-    if Path(path.rstrip("*")).suffix.lower() in _TABLE_SUFFIXES or Path(path).is_dir():
+    if is_table_path(path):
         return _scan(path)
     if qrels is None:
         msg = (
-            f"{path}: the {role} is not a table file ({', '.join(sorted(_TABLE_SUFFIXES))}); "
+            f"{path}: the {role} is not a table file ({', '.join(sorted(TABLE_SUFFIXES))}); "
             "for a TREC run give --qrels QRELS"
         )
         raise CliError(msg)
@@ -178,13 +184,15 @@ def _read(path: str, qrels: str | None, role: str) -> pl.LazyFrame:
 
 
 def _is_trec_eval_output(path: str) -> bool:
-    """A first line of three fields (``map  all  0.1785``), as trec_eval prints; not a run."""
+    """A first line of three fields (``map  all  0.1785``), as trec_eval prints; not a run.
+
+    The line is the decompressed text's (a gzip run's compressed bytes may split into three).
+    """
     try:
-        with Path(path).open("rb") as handle:
-            first = handle.readline(4096)
+        first = leading_lines(path, 1)
     except OSError:
         return False  # the TREC reader names a missing file
-    return len(first.split()) == _TREC_EVAL_FIELDS
+    return bool(first) and len(first[0].split()) == _TREC_EVAL_FIELDS
 
 
 def _evaluation_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -28,6 +28,10 @@ from polars_rankeval.io import (
 )
 
 _GLOB_CHARS = frozenset("*?[")
+# TREC's archives name each run input.<tag>(.gz).
+_TREC_PREFIX = "input."
+# The suffix of a text file, not a run tag: input.txt is a run named input.
+_TEXT_SUFFIXES = frozenset({"txt", "run", "runs", "trec", "res", "tsv", "csv", "out"})
 
 
 def _is_glob(path: str) -> bool:
@@ -200,6 +204,23 @@ def _check_trec_files(run_path: str, qrels_path: str) -> None:
         raise CliError(msg)
 
 
+# Files read as tables (a log or a per-query table); anything else is a TREC run.
+TABLE_SUFFIXES = frozenset(
+    {".parquet", ".pq", ".csv", ".tsv", ".ndjson", ".jsonl", ".arrow", ".ipc"}
+)
+
+
+def is_table_path(path: str) -> bool:
+    """Whether an input is a table (by suffix, a directory, a glob, or Parquet bytes).
+
+    Anything else is taken for a TREC run by the commands that take both.
+    """
+    if Path(path.rstrip("*")).suffix.lower() in TABLE_SUFFIXES or _is_glob(path):
+        return True
+    target = Path(path)
+    return target.is_dir() or (target.is_file() and _is_parquet(path))
+
+
 def _is_parquet(path: str) -> bool:
     with Path(path).open("rb") as file:
         return file.read(4) == b"PAR1"
@@ -258,14 +279,27 @@ def _scan(path: str) -> pl.LazyFrame:
 def run_stem(path: str) -> str:
     """A run's name from its file: its stem, after any compression suffix.
 
+    TREC distributes its runs as ``input.<tag>.gz``: the ``input.`` prefix is dropped, or
+    every such run would be named ``input``. This is the one place runs are named by file
+    (``rank-eval``, ``compare``, ``similarity``).
+
     Examples
     --------
     >>> run_stem("runs/bm25.txt.gz"), run_stem("bm25.txt"), run_stem("dense.run.gz")
     ('bm25', 'bm25', 'dense')
+    >>> run_stem("robust03/input.pircRBa1.gz"), run_stem("input.UAmsT03RDesc.txt")
+    ('pircRBa1', 'UAmsT03RDesc')
+    >>> run_stem("input.txt"), run_stem("input.gz")
+    ('input', 'input')
     """
     name = Path(path)
     if name.suffix.lower() in {".gz", ".bz2", ".xz", ".zst"}:
         name = name.with_suffix("")
+    rest = name.name.removeprefix(_TREC_PREFIX)
+    if rest != name.name and rest and rest.lower() not in _TEXT_SUFFIXES:
+        # input.pircRBa1 -> pircRBa1; input.pircRBa1.txt -> pircRBa1; input.txt stays input
+        tag = Path(rest)
+        return tag.stem if tag.suffix.lower().lstrip(".") in _TEXT_SUFFIXES else rest
     return name.stem
 
 
@@ -279,6 +313,27 @@ def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.La
     """
     for path in paths:
         _check_trec_files(path, qrels_path)
+    named = _named_runs(paths, naming)
+    joined = join_run_qrels(named, read_trec_qrels(qrels_path), by=SYSTEM)
+    return joined.select(SYSTEM, *_COLUMN_ROLES)
+
+
+def read_unjudged_runs(paths: Sequence[str], naming: str) -> pl.LazyFrame:
+    """TREC runs without judgments (``rank-eval similarity``): query, item, score, system."""
+    for path in paths:
+        _check_exists(path, "run")
+        _check_text_file(path, "run")
+        if trec_file_kind(path) != "run":
+            msg = (
+                f"{path!r} is neither a table file (.parquet, .csv, ...) nor a TREC run "
+                "'qid Q0 docno rank score tag'"
+            )
+            raise CliError(msg)
+    return _named_runs(paths, naming).select(SYSTEM, "query", "item", "score")
+
+
+def _named_runs(paths: Sequence[str], naming: str) -> pl.LazyFrame:
+    """The runs, one below the other, with a ``system`` column naming each (stem or tag)."""
     runs: list[tuple[str, str, pl.LazyFrame]] = []  # (name, file, run)
     if naming == "tag":
         for path in paths:
@@ -303,8 +358,6 @@ def _read_trec_runs(paths: Sequence[str], qrels_path: str, naming: str) -> pl.La
             )
             raise CliError(msg)
         files[name] = path
-    named = pl.concat(
+    return pl.concat(
         [run.with_columns(pl.lit(name).alias(SYSTEM)) for name, _, run in runs], how="vertical"
     )
-    joined = join_run_qrels(named, read_trec_qrels(qrels_path), by=SYSTEM)
-    return joined.select(SYSTEM, *_COLUMN_ROLES)

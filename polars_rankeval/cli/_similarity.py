@@ -2,7 +2,8 @@
 
 ``rank-eval similarity LOG --by system [--baseline X] [-m rbo(p=0.9),jaccard@10]
 [--per-query] [--ties trec|w|a|b] [--format table|csv|json] [-o PATH]`` prints
-:func:`polars_rankeval.similarity`.
+:func:`polars_rankeval.similarity`. ``rank-eval similarity RUN RUN ...`` takes TREC runs
+instead (no qrels: similarity reads no labels), each a system named as ``rank-eval`` names runs.
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ import polars as pl
 
 from polars_rankeval._metric_lists import split_each
 from polars_rankeval.cli._args import _Parser, _split_by
+from polars_rankeval.cli._constants import SYSTEM
 from polars_rankeval.cli._errors import CliError
-from polars_rankeval.cli._inputs import _check_output, _input_errors_named, _scan
+from polars_rankeval.cli._inputs import (
+    _check_output,
+    _input_errors_named,
+    _scan,
+    is_table_path,
+    read_unjudged_runs,
+)
 from polars_rankeval.cli._output import _text_table, _write
 from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR
 from polars_rankeval.similarity import TIES, similarity
@@ -30,7 +38,20 @@ def _similarity_parser() -> argparse.ArgumentParser:
         description="How different the systems' ranked lists are, per pair of systems, "
         "averaged over the queries both have (no relevance labels needed).",
     )
-    parser.add_argument("log", metavar="LOG", help="a long-format log (Parquet/CSV) of all systems")
+    parser.add_argument(
+        "log",
+        metavar="LOG",
+        nargs="+",
+        help="a long-format log (Parquet/CSV) of all systems, or two or more TREC run files "
+        "(each a system, named by its file as rank-eval names runs)",
+    )
+    parser.add_argument(
+        "--system-name",
+        choices=("stem", "tag"),
+        default=None,
+        help="TREC runs: name each by its file (stem, TREC's input. prefix dropped; default) "
+        "or by the run tag of its lines (tag)",
+    )
     parser.add_argument(
         "--by",
         action="append",
@@ -73,6 +94,11 @@ def _similarity_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _are_trec_runs(paths: list[str]) -> bool:
+    """Whether the inputs are TREC run files (not a table: by suffix, directory or Parquet)."""
+    return not any(is_table_path(path) for path in paths)
+
+
 def _render(table: pl.DataFrame, fmt: str, digits: int) -> str:
     if fmt == "csv":
         return table.write_csv()
@@ -85,6 +111,21 @@ def _run_similarity(argv: Sequence[str]) -> None:
     """Run ``rank-eval similarity``; mistakes raise CliError or RankEvalError (one line)."""
     args = _similarity_parser().parse_args(argv)
     by = _split_by(args.by)
+    runs = _are_trec_runs(args.log)
+    if runs and by and by != [SYSTEM]:
+        msg = f"--by {','.join(by)}: TREC runs are told apart by 'system' only"
+        raise CliError(msg)
+    if runs:
+        by = [SYSTEM]
+    elif len(args.log) > 1:
+        msg = (
+            f"{len(args.log)} inputs given: several inputs are TREC run files; for logs, give "
+            "one file, directory or quoted glob with --by"
+        )
+        raise CliError(msg)
+    elif args.system_name:
+        msg = "--system-name names TREC runs: give two or more run files"
+        raise CliError(msg)
     if not by:
         msg = "similarity needs --by COLS, the column(s) whose values are the systems"
         raise CliError(msg)
@@ -93,9 +134,16 @@ def _run_similarity(argv: Sequence[str]) -> None:
         suffix = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
         fmt = suffix if suffix in ("csv", "json") else "table"
     metrics = split_each(args.metrics or [SIMILARITY_METRICS])
-    _check_output(args.output, [args.log])
-    with _input_errors_named([args.log], []):
-        data = _scan(args.log)
+    _check_output(args.output, args.log)
+    with _input_errors_named(args.log, args.log if runs else []):
+        if runs:
+            names = ("query", "item", "score")
+            if any(getattr(args, role) != role for role in names):
+                msg = "--query, --item, --score name columns of a table; TREC runs have fixed ones"
+                raise CliError(msg)
+            data = read_unjudged_runs(args.log, args.system_name or "stem")
+        else:
+            data = _scan(args.log[0])
         # A system's name is its value as text (several --by: joined by " / "), so the
         # text of --baseline names it as given.
         table = similarity(
