@@ -48,6 +48,16 @@ _INTENT_AWARE += ("nnrbp", "map_ia", "p_ia", "strec")
 # Bookkeeping counts exist under every convention.
 _COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_q"})
 
+# Spark's and Recommenders' relevant set is their ground truth (Spark's label arrays,
+# Recommenders' rating_true: the held-out interactions, whose ratings are positive). In a long
+# log that set is the rows with a positive label: ``from_lists`` labels a recommended item that
+# is not in the ground truth 0 (judged non-relevant, as trec_eval's bpref, judged and infAP
+# need), and a log joined from a rating table leaves it null; both are outside the set. Labels
+# are whole numbers, so "label > 0" is ``relevance_level=1``, the same rule as every other
+# preset. ``relevance_level=0`` ("every labelled row") would make every recommended item of a
+# ``from_lists`` log relevant: p@k = 1.0 for a random recommender.
+_GROUND_TRUTH: Mapping[str, Any] = {"relevance_level": 1}
+
 
 @dataclass(frozen=True)
 class Convention:
@@ -139,16 +149,18 @@ CONVENTIONS: dict[str, Convention] = {
         },
         settings={"unretrieved": "drop"},
     ),
-    # Spark mllib RankingMetrics: every ground-truth item is relevant, whatever its label;
-    # graded NDCG uses 2^rel - 1; meanAveragePrecisionAt(k) divides by min(R, k).
+    # Spark mllib RankingMetrics: the ground-truth array is the relevant set; graded NDCG uses
+    # 2^rel - 1; meanAveragePrecisionAt(k) divides by min(R, k). Relevant = in the ground truth
+    # = a positive label (_GROUND_TRUTH above).
     "spark": Convention(
         "spark",
         families=frozenset({"p", "recall", "map", "ndcg"}),
         metric_defaults={"ndcg": {"gain": "exp"}, "map": {"denominator": "min_k_R"}},
-        settings={"relevance_level": 0},
+        settings=_GROUND_TRUTH,
     ),
-    # Microsoft Recommenders python_evaluation: every rating_true row is relevant; ndcg_at_k
-    # defaults to binary gain; map_at_k divides by min(R, k).
+    # Microsoft Recommenders python_evaluation: every rating_true row is relevant (a positive
+    # label, _GROUND_TRUTH above); ndcg_at_k defaults to binary gain; map_at_k divides by
+    # min(R, k).
     "recommenders": Convention(
         "recommenders",
         families=frozenset({"p", "recall", "map", "ndcg", "r_precision"})
@@ -166,7 +178,7 @@ CONVENTIONS: dict[str, Convention] = {
             "ild": {"similarity": "cooccurrence", "normalize": "pairs"},
             "serendipity": {"similarity": "cooccurrence"},
         },
-        settings={"relevance_level": 0},
+        settings=_GROUND_TRUTH,
     ),
     # Evidently's recsys metrics (legacy/metrics/recsys): popularity counts distinct train
     # users; items absent from train are dropped from ARP and novelty (MIUF); Gini over the
@@ -245,6 +257,8 @@ CONVENTIONS: dict[str, Convention] = {
             "judged": {"denominator": "min_k_n", "tie_order": "item_asc", "count_negative": True},
             # RBP goes to cwl_eval: persistence 0.8, binary relevance
             "rbp": {"p": 0.8, "gain": "binary"},
+            # IPrec goes to pytrec_eval, which bundles trec_eval 9: (long) (level * R + 0.9)
+            "iprec_at_recall": {"rounding": "v9"},
             # pyndeval ranks by (-score, docid): ties by item ascending
             **{family: {"tie_order": "item_asc"} for family in _INTENT_AWARE},
         },

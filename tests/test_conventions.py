@@ -192,8 +192,10 @@ def test_torchmetrics_preset_sees_only_supplied_rows(e6):
     assert out["r_precision"][0] == 0.5
 
 
-def test_spark_and_recommenders_count_label_zero_as_relevant():
-    # Spark/Recommenders: any ground-truth (judged) item is relevant, whatever its label.
+def test_spark_and_recommenders_relevant_means_a_positive_label():
+    # Spark's ground-truth arrays / Recommenders' rating_true hold only the held-out items
+    # (positive ratings); a row labelled 0 (from_lists' recommended item outside the ground
+    # truth) is not in that set, like an unlabelled one. Only b is relevant: p@2 = 1/2, R = 1.
     log = pl.DataFrame(
         {
             "query": ["q"] * 3,
@@ -204,7 +206,7 @@ def test_spark_and_recommenders_count_label_zero_as_relevant():
     )
     for convention in ("spark", "recommenders"):
         out = rke.evaluate(log, ["p@2", "recall@2"], convention=convention)
-        assert out.row(0) == (1.0, 1.0)
+        assert out.row(0) == (0.5, 1.0)
     assert rke.evaluate(log, ["p@2"])["p@2"][0] == 0.5
 
 
@@ -218,19 +220,19 @@ def test_spark_ndcg_uses_exponential_gain():
 
 
 def test_recommenders_ndcg_is_binary():
-    log = _one_query([1, 3, 0], [3.0, 2.0, 1.0])
-    # Recommenders ndcg_at_k(score_type="binary"), every rating_true row relevant (label 0 too)
-    expected = (1 + 1 / math.log2(3) + 1 / 2) / (1 + 1 / math.log2(3) + 1 / 2)
+    log = _one_query([0, 3, 1], [3.0, 2.0, 1.0])
+    # Recommenders ndcg_at_k(score_type="binary"): gain 1 for each rating_true row (labels 3
+    # and 1 alike), none for the label-0 row outside rating_true; ideal: both at ranks 1, 2
+    expected = (1 / math.log2(3) + 1 / 2) / (1 + 1 / math.log2(3))
     out = rke.evaluate(log, ["ndcg@3"], convention="recommenders")
     assert out["ndcg@3"][0] == pytest.approx(expected, abs=1e-12)
+    # an unlabelled row (a log joined from a rating table) is the same as label 0
     out = rke.evaluate(
         log.with_columns(pl.col("relevance").replace(0, None)),
         ["ndcg@3"],
         convention="recommenders",
     )
-    assert out["ndcg@3"][0] == pytest.approx(
-        (1 + 1 / math.log2(3)) / (1 + 1 / math.log2(3)), abs=1e-12
-    )
+    assert out["ndcg@3"][0] == pytest.approx(expected, abs=1e-12)
 
 
 def test_unknown_convention_is_rejected():
