@@ -19,7 +19,7 @@ import polars as pl
 from polars_rankeval._columns import Columns
 from polars_rankeval._progress import Progress
 from polars_rankeval._read_once import read_once
-from polars_rankeval._spill import cleanup_on_sigterm, spill_folder
+from polars_rankeval._spill import cleanup_on_sigterm, guard_plan, spill_folder
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.validation import warn_if_empty
 
@@ -66,7 +66,19 @@ def in_passes(
         warn_if_empty(result, lf, columns)
         return result
 
-    return pl.defer(run, schema=schema)
+    return deferred(run, schema)
+
+
+def deferred(run: Callable[[], pl.DataFrame], schema: pl.Schema) -> pl.LazyFrame:
+    """``pl.defer(run)`` for passes that may spill: SIGTERM removes the spill (any thread).
+
+    Polars calls ``run`` from one of its own threads at the caller's ``collect()``, where no
+    signal handler can be installed; the SIGTERM guard is installed here instead, while the
+    plan is built, and lasts as long as the plan (:func:`guard_plan`).
+    """
+    plan = pl.defer(run, schema=schema)
+    guard_plan(run)
+    return plan
 
 
 def run_passes(

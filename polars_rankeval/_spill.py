@@ -20,12 +20,15 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import polars as pl
@@ -136,8 +139,11 @@ def spill_folder(spill_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
         reason = error.strerror or str(error)
         msg = f"cannot make a spill folder in {where!r} ({reason}): {_WHAT_TO_DO}"
         raise ResourceError(msg) from error
+    watchdog = None
     try:
         (root / MARKER).write_text(json.dumps(_owner()), encoding="utf-8")
+        _register(root)
+        watchdog = _start_watchdog(root)
         yield root
     except (OSError, pl.exceptions.PolarsError) as error:
         if isinstance(error, ResourceError) or not _is_disk_full(error):
@@ -146,7 +152,12 @@ def spill_folder(spill_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
         raise ResourceError(msg + _WHAT_TO_DO) from error
     finally:
         # also on errors raised in a pass, on KeyboardInterrupt and on SIGTERM (see below)
-        remove_spill(root, interrupted=sys.exc_info()[0] is not None)
+        try:
+            remove_spill(root, interrupted=sys.exc_info()[0] is not None)
+            if watchdog is not None:
+                _stop_watchdog(watchdog, removed=not root.exists())
+        finally:
+            _unregister(root)
 
 
 # How long an interrupted run waits for Polars' writer threads to let go of its spill, and how
@@ -218,9 +229,245 @@ def _listing(root: Path) -> list[Path]:
         return []
 
 
+# ---- the watchdog: SIGKILL and out-of-memory kills -------------------------------------------
+
+# The watchdog's whole program (run by this Python with -I -S: no site, no environment, about
+# 15 ms to start). It ignores the signals a terminal or job control sends to a process group
+# (its owner handles those), and waits on a pipe from its owner: a byte means the owner removed
+# the folder ("done"); the end of the pipe without one means the owner died (the kernel closed
+# its end), as does no longer being the owner's child (a forked process may hold a copy of the
+# pipe). It then removes the folder, unless the marker there names another process.
+_WATCHDOG = """\
+import json, os, select, shutil, signal, sys
+for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+root, owner = sys.argv[1], int(sys.argv[2])
+while True:
+    if select.select([0], [], [], 0.5)[0]:
+        if os.read(0, 16):
+            os._exit(0)
+        break
+    if os.getppid() != owner:
+        break
+try:
+    with open(os.path.join(root, sys.argv[3]), encoding="utf-8") as marker:
+        mine = json.load(marker).get("pid") == owner
+except (OSError, ValueError, AttributeError):
+    mine = True
+if mine and not os.path.islink(root):
+    shutil.rmtree(root, ignore_errors=True)
+"""
+# watchdogs of folders that could not be removed: each removes its folder when we end
+_lingering: list[subprocess.Popen[bytes]] = []
+
+
+def _start_watchdog(root: Path) -> subprocess.Popen[bytes] | None:
+    """A process that removes ``root`` if this one dies holding it; None where there is none.
+
+    POSIX only (it waits on the pipe with ``select``); a frozen application has no Python to
+    run it. Without one, the sweep of the next spill removes what a killed run leaves.
+    """
+    if os.name != "posix" or not sys.executable or getattr(sys, "frozen", False):
+        return None
+    command = [sys.executable, "-I", "-S", "-c", _WATCHDOG, os.fspath(root), str(os.getpid())]
+    try:
+        return subprocess.Popen(
+            [*command, MARKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            # out of our process group: Ctrl-C and job control reach the owner only
+            start_new_session=True,
+        )
+    except (OSError, ValueError):
+        return None
+
+
+def _stop_watchdog(watchdog: subprocess.Popen[bytes], *, removed: bool) -> None:
+    """Tell the watchdog the folder is gone and reap it; a folder still there stays watched."""
+    if not removed:  # kept for the sweep: the watchdog removes it once this process ends
+        _lingering.append(watchdog)
+        return
+    with contextlib.suppress(OSError):  # a watchdog killed by someone: nothing to tell
+        assert watchdog.stdin is not None
+        watchdog.stdin.write(b"done")
+        watchdog.stdin.close()
+    try:
+        watchdog.wait(timeout=2.0)
+    except subprocess.TimeoutExpired:
+        _lingering.append(watchdog)
+
+
 # ---- SIGTERM ---------------------------------------------------------------------------------
 
-_guarding = threading.Lock()
+# How long SIGTERM waits for other threads' spills to be removed before ending the process.
+_SIGTERM_WAIT_S = _REMOVAL_WAIT_S + 5.0
+
+
+class _Guard:
+    """The installed SIGTERM handler's state: the handler it replaced, its pipe and watcher."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+        self.heard = threading.Event()  # a SIGTERM not yet delivered to ``previous``
+        self.pending = False  # the handler ran inside a block that delivers it at its end
+        self.read_end, self.write_end = os.pipe()
+        os.set_blocking(self.write_end, False)
+        self.watcher = threading.Thread(target=self._watch, name="rke-sigterm", daemon=True)
+
+    def _watch(self) -> None:
+        while True:
+            received = os.read(self.read_end, 64)
+            # SIGTERM before the end mark: both may come in one read
+            if signal.SIGTERM in received and not self.heard.is_set():
+                self.heard.set()
+                if _interrupts(self.previous):
+                    # Polars turns SIGINT into a KeyboardInterrupt in every running query,
+                    # whatever its thread: the spills' ``finally`` blocks remove them
+                    signal.raise_signal(signal.SIGINT)
+            if not received or 0 in received:  # 0: uninstalled
+                return
+
+    def close(self) -> None:
+        os.close(self.read_end)
+        os.close(self.write_end)
+
+
+class _State:
+    """The process's spill folders in use and its one SIGTERM guard."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.live_changed = threading.Condition(self.lock)
+        self.live: dict[Path, int] = {}  # spill folder -> the thread that made it
+        self.guard: _Guard | None = None
+        self.scopes = 0  # cleanup_on_sigterm blocks open in the main thread
+        self.plans = 0  # deferred plans that may spill, alive (guard_plan)
+
+
+_state = _State()
+
+
+def _interrupts(previous: Any) -> bool:
+    """Whether a SIGTERM now interrupts the running queries (like Ctrl-C).
+
+    Yes in a guarded block, while a spill exists, or when SIGTERM would end the process
+    (default handler): a main thread waiting in a query runs no handler till the query ends.
+    A handler of yours, with no spill at stake, is left to decide alone.
+    """
+    return _state.scopes > 0 or bool(_state.live) or not callable(previous)
+
+
+def _install() -> _Guard | None:
+    """The guard, installed now if needed; None where it cannot be (see cleanup_on_sigterm)."""
+    if _state.guard is not None:
+        return _state.guard
+    if sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    # ignored: SIGTERM ends nothing; None: a handler set outside Python, which we cannot chain
+    if previous is None or previous is signal.SIG_IGN:
+        return None
+    guard = _Guard(previous)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    old_fd = signal.set_wakeup_fd(guard.write_end, warn_on_full_buffer=False)
+    if old_fd != -1:  # someone else's wakeup fd (an event loop): leave it and the signal alone
+        signal.set_wakeup_fd(old_fd)
+        signal.signal(signal.SIGTERM, previous)
+        guard.close()
+        return None
+    guard.watcher.start()
+    _state.guard = guard
+    return guard
+
+
+def _uninstall(guard: _Guard) -> None:
+    """Put back the handler we replaced (unless replaced since) and stop the watcher."""
+    _state.guard = None
+    # the handler first: a SIGTERM until then still reaches the wakeup fd, and the watcher
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, guard.previous)
+    fd = signal.set_wakeup_fd(-1)
+    if fd not in {-1, guard.write_end}:  # set by someone else since: theirs
+        signal.set_wakeup_fd(fd)
+    os.write(guard.write_end, b"\0")
+    guard.watcher.join()
+    guard.close()
+
+
+def _release() -> None:
+    """Uninstall the guard once nothing holds it (from the main thread; elsewhere, later)."""
+    guard = _state.guard
+    if (
+        guard is not None
+        and threading.current_thread() is threading.main_thread()
+        and _state.scopes == 0
+        and _state.plans == 0
+        and not guard.pending
+        and not guard.heard.is_set()
+    ):
+        _uninstall(guard)
+
+
+def _main_thread_spills() -> bool:
+    main = threading.main_thread().ident
+    return any(thread == main for thread in _state.live.values())
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """The SIGTERM handler (main thread): deliver it once the spills are removed."""
+    guard = _state.guard
+    if guard is None:
+        return
+    guard.heard.wait(0.2)  # the watcher hears it too (and interrupts the queries)
+    guard.pending = True
+    if _state.scopes > 0 or _main_thread_spills():
+        return  # unwinding: the block's end, or the spill's, delivers it
+    _deliver(guard, signum, frame)
+
+
+def _deliver(guard: _Guard, signum: int, frame: FrameType | None) -> None:
+    """After the other threads' spills are removed, do what SIGTERM did before us."""
+    main = threading.main_thread().ident
+    deadline = time.monotonic() + _SIGTERM_WAIT_S
+    with _state.live_changed:
+        while any(thread != main for thread in _state.live.values()):
+            left = deadline - time.monotonic()
+            if left <= 0:  # writers still at work: the watchdogs remove what is left
+                break
+            _state.live_changed.wait(left)
+    guard.pending = False
+    guard.heard.clear()
+    if callable(guard.previous):
+        guard.previous(signum, frame)  # your handler: it decides
+        _release()
+        return
+    # the default: end the process by SIGTERM (exit status 143, -15), as it would have ended
+    _uninstall(guard)
+    signal.raise_signal(signum)
+
+
+def _deliver_if_due() -> None:
+    """At the end of a main-thread block or spill: deliver a SIGTERM that came during it."""
+    guard = _state.guard
+    if (
+        guard is None
+        or threading.current_thread() is not threading.main_thread()
+        or _state.scopes > 0
+        or _main_thread_spills()
+    ):
+        return
+    if guard.pending or guard.heard.is_set():
+        # The SIGINT raised by the watcher (and our handler) may still wait for the main
+        # thread: let them run here, not in the middle of the lines below.
+        with contextlib.suppress(KeyboardInterrupt):
+            for _ in range(3):
+                pass
+    if _state.guard is guard and (guard.pending or guard.heard.is_set()):
+        _deliver(guard, signal.SIGTERM, None)
+    else:
+        _release()
 
 
 @contextlib.contextmanager
@@ -231,71 +478,56 @@ def cleanup_on_sigterm() -> Iterator[None]:
     waits inside a Polars query, so a handler alone would act only once the query is done. A
     watcher thread hears the signal through the wakeup fd instead and raises SIGINT, which
     Polars turns into a KeyboardInterrupt in every running query (the spill's ``finally``
-    then removes its folder). Once unwound, the previous handler is restored and SIGTERM
-    delivered again, so the exit status is the one a job scheduler expects (143, -15).
+    then removes its folder). Once unwound, the previous handler runs (yours), or SIGTERM is
+    delivered again with the default handler back, so the exit status is the one a job
+    scheduler expects (143, -15).
 
     Installed only from the main thread (Python allows no other), only where SIGTERM is not
-    ignored and no other wakeup fd is in use (an event loop's), and not twice when nested;
-    elsewhere the block runs unguarded and the sweep of the next spill is the answer.
+    ignored and no other wakeup fd is in use (an event loop's); elsewhere the block runs
+    unguarded, and the spill's watchdog (or the sweep of the next spill) removes a spill the
+    signal leaves. Blocks nest; :func:`guard_plan` keeps the same guard for a deferred plan.
     """
-    if (
-        sys.platform == "win32"
-        or threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
-        or not _guarding.acquire(blocking=False)
-    ):
-        yield
-        return
-    try:
-        with _sigterm_unwinds():
-            yield
-    finally:
-        _guarding.release()
-
-
-@contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
-    terminated = threading.Event()
-    read_end, write_end = os.pipe()
-    os.set_blocking(write_end, False)
-    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: terminated.set())
-    old_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-    if old_fd != -1:  # someone else's wakeup fd (an event loop): leave it and the signal alone
-        signal.set_wakeup_fd(old_fd)
-        signal.signal(signal.SIGTERM, previous)
-        os.close(read_end)
-        os.close(write_end)
-        yield
-        return
-
-    def watch() -> None:
-        while True:
-            received = os.read(read_end, 64)
-            # SIGTERM before the end mark: both may come in one read
-            if signal.SIGTERM in received and not terminated.is_set():
-                terminated.set()
-                signal.raise_signal(signal.SIGINT)
-            if not received or 0 in received:  # 0: the block is over
-                return
-
-    watcher = threading.Thread(target=watch, name="rke-sigterm", daemon=True)
-    watcher.start()
+    with _state.lock:
+        guarded = _install() is not None
+        _state.scopes += guarded
     try:
         yield
     finally:
-        signal.set_wakeup_fd(-1)
-        os.write(write_end, b"\0")
-        watcher.join()
-        os.close(read_end)
-        os.close(write_end)
-        if terminated.is_set():
-            # The SIGINT raised by the watcher may still wait for the main thread: let it
-            # fire here, not in the middle of the lines below.
-            with contextlib.suppress(KeyboardInterrupt):
-                for _ in range(3):
-                    pass
-        signal.signal(signal.SIGTERM, previous)
-        if terminated.is_set():
-            # Unwound, spill removed: end as SIGTERM would have ended us (or as the previous
-            # handler decides).
-            signal.raise_signal(signal.SIGTERM)
+        if guarded:
+            with _state.lock:
+                _state.scopes -= 1
+            _deliver_if_due()
+
+
+def guard_plan(body: Callable[..., Any]) -> None:
+    """Guard SIGTERM as :func:`cleanup_on_sigterm` does while ``body`` may still run.
+
+    ``body`` is the function of a ``pl.defer`` plan that may spill. Polars runs it in one of its
+    own threads at the caller's ``collect()``, where no handler can be installed, so the guard
+    is installed now (the caller builds the plan: the main thread, typically) and removed when
+    ``body`` is freed with the last plan holding it (from the main thread; freed elsewhere, at
+    the next guarded block's end in the main thread).
+    """
+    with _state.lock:
+        if _install() is None:
+            return
+        _state.plans += 1
+    weakref.finalize(body, _plan_dropped)
+
+
+def _plan_dropped() -> None:
+    with _state.lock:
+        _state.plans -= 1
+    _release()
+
+
+def _register(root: Path) -> None:
+    with _state.lock:
+        _state.live[root] = threading.get_ident()
+
+
+def _unregister(root: Path) -> None:
+    with _state.live_changed:
+        _state.live.pop(root, None)
+        _state.live_changed.notify_all()
+    _deliver_if_due()
