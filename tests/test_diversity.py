@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -405,3 +406,63 @@ def test_item_tables_with_repeated_items_or_ragged_vectors_are_refused() -> None
     ragged = pl.DataFrame({"item": ["a", "b"], "embedding": [[1.0, 0.0], [0.0, 1.0, 3.0]]})
     with pytest.raises(rke.ColumnValueError, match="must all have one length"):
         rke.evaluate(log, ["ild@2"], items=ragged)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(
+    ("embedding", "features"),
+    [
+        ([float("nan"), 1.0], None),  # audit RS05: ild was NaN
+        ([None, 1.0], None),  # audit RS08b: the null counted as 0.0
+        ([float("inf"), 1.0], None),
+        ([None, 1.0], ["x", "y"]),  # a null in one of several numeric feature columns
+    ],
+)
+def test_a_bad_value_inside_a_vector_is_refused(
+    embedding: list[float | None], features: list[str] | None, lazy: bool
+) -> None:
+    log = pl.DataFrame(
+        {"query": [1, 1, 1], "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0], "relevance": 1}
+    )
+    vectors = [embedding, [1.0, 0.0], [0.5, 0.5]]
+    if features is None:
+        items = pl.DataFrame(
+            {"item": ["a", "b", "c"], "emb": vectors},
+            schema={"item": pl.String, "emb": pl.List(pl.Float64)},
+        )
+        metric, column = "ild@3", "column 'emb'"
+    else:
+        items = pl.DataFrame(
+            {"item": ["a", "b", "c"], "x": [v[0] for v in vectors], "y": [v[1] for v in vectors]}
+        )
+        metric, column = "ild@3(features=x+y)", "columns ['x', 'y']"
+    frame = log.lazy() if lazy else log
+    train = pl.DataFrame({"query": [2], "item": ["b"]})
+
+    def run(name: str) -> None:
+        out = rke.evaluate(frame, [name], items=items, train=train)
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
+
+    for name in (metric, metric.replace("ild", "serendipity")):
+        with pytest.raises(rke.ColumnValueError, match=rf"{re.escape(column)} of items=.*item 'a'"):
+            run(name)
+
+
+def test_a_missing_vector_stays_a_zero_vector() -> None:
+    # a whole null embedding, or every numeric feature null, keeps its documented meaning
+    log = pl.DataFrame({"query": [1, 1, 1], "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    zero = pl.DataFrame({"item": ["a", "b", "c"], "emb": [[0.0, 0.0], [1.0, 0.0], [0.5, 0.5]]})
+    expected = rke.evaluate(log, ["ild@3"], items=zero).item()
+    # brute force: sims a-b 0, a-c 0, b-c 1/sqrt(2): 1 - mean
+    assert expected == pytest.approx(1 - (1 / math.sqrt(2)) / 3, abs=1e-12)
+    for emb in (None, [None, None]):
+        items = pl.DataFrame(
+            {"item": ["a", "b", "c"], "emb": [emb, [1.0, 0.0], [0.5, 0.5]]},
+            schema={"item": pl.String, "emb": pl.List(pl.Float64)},
+        )
+        assert rke.evaluate(log, ["ild@3"], items=items).item() == pytest.approx(expected)
+    numeric = pl.DataFrame({"item": ["a", "b", "c"], "x": [None, 1.0, 0.5], "y": [None, 0.0, 0.5]})
+    assert rke.evaluate(log, ["ild@3(features=x+y)"], items=numeric).item() == pytest.approx(
+        expected
+    )

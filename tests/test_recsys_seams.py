@@ -471,3 +471,34 @@ def test_a_random_recommender_never_scores_one() -> None:
     for convention in ("recommenders", "spark"):
         out = rke.evaluate(log, ["p@3"], query="user", convention=convention)
         assert out.item() == pytest.approx(1 / 6, abs=1e-15)
+
+
+# Each beyond-accuracy metric's declared direction and its anchor in the reference tools:
+# RecBole's ``smaller`` flags (recbole/evaluator/metrics.py), Evidently's presentation
+# (legacy/metrics/recsys), Recommenders' docstrings (python_evaluation.py), RePlay's and
+# LensKit's docs.
+DIRECTIONS = {
+    "arp@5": "lower",  # RecBole AveragePopularity smaller=True; Evidently: popularity bias
+    "gini@5": "lower",  # RecBole GiniIndex smaller=True (inequality of exposure)
+    "ils@5": "lower",  # LensKit ILS: similarity, the inverse of diversity
+    "fall_out@5": "lower",  # torchmetrics RetrievalFallOut: the false-positive share
+    "aplt@5": "higher",  # RecBole TailPercentage (smaller unset): more long tail
+    "aclt@5": "higher",  # Abdollahpouri et al. / Elliot ACLT: more long-tail items
+    "coverage@5": "higher",  # RecBole ItemCoverage; Recommenders catalog_coverage
+    "entropy@5": "higher",  # RecBole ShannonEntropy; Recommenders distributional_coverage
+    "novelty@5": "higher",  # Recommenders novelty, Evidently NoveltyMetric (more novel)
+    "surprisal@5": "higher",  # RePlay Surprisal
+    "unseen@5": "higher",  # RePlay Novelty
+    "personalization@5": "higher",  # Evidently PersonalizationMetric (more personal)
+    "ild@5": "higher",  # Recommenders diversity, Evidently DiversityMetric
+    "categorical_diversity@5": "higher",  # RePlay CategoricalDiversity
+    "serendipity@5": "higher",  # Recommenders serendipity, Evidently SerendipityMetric
+    "unexpectedness@5(baseline=b)": "higher",  # RePlay Unexpectedness
+    "gauc": "higher",  # RecBole GAUC, TorchRec GAUC
+    "auc": "higher",
+}
+
+
+@pytest.mark.parametrize(("metric", "direction"), list(DIRECTIONS.items()))
+def test_beyond_accuracy_directions_follow_the_tools(metric: str, direction: str) -> None:
+    assert rke.parse_metric(metric).direction == direction

@@ -9,10 +9,12 @@ Item similarity (``similarity=``):
   an embedding column (List/Array) or numeric columns (a list, or ``"x+y"`` in a metric
   string); by default the table's only List/Array column, else every numeric column but the
   item id. A zero vector has similarity 0 with everything, itself included (scikit-learn's
-  ``cosine_similarity`` gives 0; Recommenders divides by 0). Computed in closed form from unit
-  vectors ``u``: a list's pair similarities sum to ``(|Σ u|² − Σ |u|²) / 2`` and an item's
-  similarities to a history sum to ``u · Σ u_j``, per-dimension sums instead of pairs
-  (``k × d`` values per list).
+  ``cosine_similarity`` gives 0; Recommenders divides by 0); so does a missing vector (a null
+  vector, every feature column null, or no row in ``items=``). A null, NaN or infinite value
+  inside a vector raises ColumnValueError (it would make the similarities NaN, or silently
+  count as 0.0). Computed in closed form from unit vectors ``u``: a list's pair similarities
+  sum to ``(|Σ u|² − Σ |u|²) / 2`` and an item's similarities to a history sum to
+  ``u · Σ u_j``, per-dimension sums instead of pairs (``k × d`` values per list).
 * ``"cooccurrence"`` (Recommenders' default): ``C(i, j) / sqrt(C(i) C(j))`` over the train
   users, ``C`` counting distinct users; pairs never seen together have similarity 0, an item
   with itself 1. Exact, but not in bounded memory: it joins the listed items' train histories
@@ -80,8 +82,10 @@ def _item_set(ctx: RankingContext, mask: pl.Expr) -> pl.Expr:
     return ctx.item.filter(mask).unique().implode()
 
 
-def _feature_columns(items: pl.LazyFrame, item: str, features: Features, metric: str) -> pl.Expr:
-    """The items' vectors as one List(Float64) expression."""
+def _feature_columns(
+    items: pl.LazyFrame, item: str, features: Features, metric: str
+) -> tuple[pl.Expr, list[str]]:
+    """The items' vectors as one List(Float64) expression, and the columns they come from."""
     schema = items.collect_schema()
     others = [name for name in schema.names() if name != item]
     if features is None:
@@ -116,20 +120,37 @@ def _feature_columns(items: pl.LazyFrame, item: str, features: Features, metric:
         if inner is None or not inner.is_numeric():
             msg = f"column {chosen[0]!r} of items= must hold numbers, got {schema[chosen[0]]}"
             raise ColumnTypeError(msg)
-        return pl.col(chosen[0]).cast(pl.List(pl.Float64))
+        return pl.col(chosen[0]).cast(pl.List(pl.Float64)), chosen
     bad = [name for name in chosen if not schema[name].is_numeric()]
     if bad:
         msg = f"feature columns {bad} of items= must be numeric (or one List/Array column)"
         raise ColumnTypeError(msg)
-    return pl.concat_list([pl.col(name).cast(pl.Float64) for name in chosen])
+    return pl.concat_list([pl.col(name).cast(pl.Float64) for name in chosen]), chosen
 
 
 def _unit_vectors(tables: Tables, features: Features, metric: str) -> pl.LazyFrame:
     """(item as String, unit vector); a zero vector stays zero."""
     items = tables.require("items", metric)
-    vector = _feature_columns(items, tables.item, features, metric)
+    vector, columns = _feature_columns(items, tables.item, features, metric)
     frame = items.select(pl.col(tables.item).cast(pl.String).alias(_ITEM), vector.alias(_VECTOR))
     length = pl.col(_VECTOR).list.len()
+    shown = f"column {columns[0]!r}" if len(columns) == 1 else f"columns {columns}"
+
+    def not_finite(rows: pl.DataFrame) -> str:
+        return (
+            f"{shown} of items= (the features of {metric!r}) has a null, NaN or "
+            f"infinite value inside a vector, e.g. item {rows[_ITEM][0]!r}: a cosine "
+            "similarity cannot be computed from it; fill or drop those items (a missing "
+            "vector, null as a whole or no row at all, counts as a zero vector)"
+        )
+
+    # A NaN (or inf) element would make every similarity of that item NaN, and a null element
+    # would silently act as 0.0: both are refused. A missing vector (null, or every feature
+    # column null) is the documented zero vector.
+    elements = pl.col(_VECTOR).list
+    some_bad = elements.eval(pl.element().is_finite().not_().fill_null(value=True)).list.any()
+    all_null = elements.eval(pl.element().is_null()).list.all()
+    frame = refuse_rows(frame, (some_bad & ~all_null).fill_null(value=False), [_ITEM], not_finite)
 
     def ragged(rows: pl.DataFrame) -> str:
         return (

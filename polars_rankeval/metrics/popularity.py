@@ -19,7 +19,8 @@ items. Popularity comes from the past interactions: ``users(i)`` = distinct trai
   (``popularity="users"``: Evidently's ARP; ``"interactions"``: RecBole's
   ``AveragePopularity``); ``normalize=True`` divides by the most popular train item's value
   (Evidently's ``normalize_arp``); ``absent="zero"`` (default) counts an item absent from train
-  as popularity 0, ``"drop"`` leaves it out of the mean (Evidently).
+  as popularity 0, ``"drop"`` leaves it out of the mean (Evidently). Lower is better (a
+  popularity bias: RecBole's ``smaller = True``).
 * ``aplt@k`` / ``aclt@k`` (Abdollahpouri et al.; Elliot): the share / the number of the top-k
   items in the long tail. The tail is every item whose train interaction count is at most the
   ``tail`` threshold: ``tail >= 1`` is a count (RecBole's ``tail_ratio > 1``), ``0 < tail <
@@ -43,6 +44,7 @@ from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
+    Direction,
     Lookup,
     Metric,
     Partials,
@@ -84,6 +86,7 @@ def _label_free(
     partials: Callable[[RankingContext], Partials],
     value: Callable[[Lookup], pl.Expr],
     inputs: tuple[RowInput, ...],
+    direction: Direction = "higher",
 ) -> Metric:
     return Metric(
         name,
@@ -92,6 +95,7 @@ def _label_free(
         needs=("train",),
         inputs=inputs,
         reads_labels=False,
+        direction=direction,
     )
 
 
@@ -216,7 +220,9 @@ def arp(
             rows = rows & (pl.col(TRAIN_USERS) > 0)
         return {name: exact_mean(pl.when(rows).then(value))}
 
-    return _label_free(name, partials, lambda p: p(name), inputs)
+    # a popularity bias: the less popular the recommendations, the better (RecBole's
+    # AveragePopularity is ``smaller = True``; Evidently shows ARP as popularity bias)
+    return _label_free(name, partials, lambda p: p(name), inputs, direction="lower")
 
 
 _MAX_USERS = "__rke_train_max_users"
