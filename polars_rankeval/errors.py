@@ -85,6 +85,14 @@ class BootstrapBiasWarning(UserWarning):
     """A bootstrap interval excludes its own estimate: the metric is biased under resampling."""
 
 
+class DepthWarning(UserWarning):
+    """Systems compared on a depth-sensitive metric (``frp``, ``mean_rank``) differ in list depth.
+
+    Such a metric scores a relevant row that was not retrieved as ``n + 1``, so a run of 10
+    documents per query can beat a run of 1,000 only because it is shorter.
+    """
+
+
 class ResourceError(RankEvalError, OSError):
     """A file or folder the evaluation reads or writes cannot be used (disk full, corrupt file).
 

@@ -4,8 +4,22 @@ Every :class:`~polars_rankeval.metrics.Metric` declares its ``direction``, ``sum
 ``level``. The layers above :func:`~polars_rankeval.evaluate` (``compare``, ``report``, the
 plots, the CLI, Spark) look a column's meaning up here and read nothing else: a column named
 like one of our metrics (``"map"``, ``"P_10"``, ``"gm_map"``, ``"frp"``) means what that
-metric declares; a column of another tool's table can be declared with ``lower_is_better=``;
-anything else is assumed to be a higher-is-better mean, and says so (``source="assumed"``).
+metric declares; anything else is assumed to be a higher-is-better mean, and says so
+(``source="assumed"``).
+
+A call declares directions with ``direction={column: "higher" | "lower" | "none"}``: for a
+column of another tool's table, or to override one of our metrics' own declaration (an analyst
+who wants popularity passes ``direction={"arp@10": "higher"}``). A declared direction is
+recorded with ``source="option"``, and ``compare`` writes it on every row of its result
+(``higher_is_better``, ``direction_source``), which ``report``, the plots and the gate read.
+``lower_is_better=["latency"]`` is the list shorthand for ``direction={"latency": "lower"}``
+for other tools' columns; being a blanket list it may not contradict one of our metrics (that
+is an error pointing at ``direction=``, so a column listed by mistake never flips a verdict).
+
+A metric whose value depends on how deep the lists go (``frp`` and ``mean_rank`` score a
+relevant row that was not retrieved as ``n + 1``, so a shorter list scores better) declares
+``depth_sensitive``; ``compare`` warns when it compares such a metric across systems whose list
+depths differ (:class:`~polars_rankeval.errors.DepthWarning`).
 """
 
 from __future__ import annotations
@@ -13,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -26,8 +40,11 @@ from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 Source = Literal["metric", "option", "assumed"]
 
 
-#: How users may declare the direction of other tools' columns.
+#: How users may declare the direction of other tools' columns (the list shorthand).
 LowerIsBetter = Sequence[str] | Mapping[str, str] | None
+
+#: A call's directions: ``{column: "higher" | "lower" | "none"}``, our metrics included.
+Directions = Mapping[str, str] | None
 
 _DIRECTIONS: tuple[Direction, ...] = ("higher", "lower", "none")
 
@@ -46,13 +63,19 @@ class Meaning:
         ``"query"`` or ``"system"``.
     source
         ``"metric"`` (the column names one of our metrics), ``"option"`` (declared by the
-        caller) or ``"assumed"`` (unknown column: a higher-is-better mean).
+        caller, with ``direction=`` or ``lower_is_better=``) or ``"assumed"`` (unknown column:
+        a higher-is-better mean).
+    depth_sensitive
+        The metric's value depends on the list depth (``frp``, ``mean_rank``: a relevant row
+        not retrieved counts as ``n + 1``), so systems of different depths are not comparable
+        on it. Read from the metric's declaration; False for other tools' columns.
     """
 
     direction: Direction
     summary: Summary
     level: Level
     source: Source
+    depth_sensitive: bool = False
 
     @property
     def higher_is_better(self) -> bool | None:
@@ -72,7 +95,7 @@ class Meaning:
 
 def of_metric(metric: Metric) -> Meaning:
     """The meaning a :class:`Metric` declares."""
-    return Meaning(metric.direction, metric.summary, metric.level, "metric")
+    return Meaning(metric.direction, metric.summary, metric.level, "metric", metric.depth_sensitive)
 
 
 def recognise(column: str) -> Metric | None:
@@ -93,22 +116,48 @@ def recognise(column: str) -> Metric | None:
         return None
 
 
+def _mapped(option: str, declared: Mapping[Any, Any]) -> dict[str, Direction]:
+    found: dict[str, Direction] = {}
+    for column, direction in declared.items():
+        if not isinstance(column, str):
+            msg = f"option {option}= must map column names (str), got the key {column!r}"
+            raise InvalidOptionError(msg)
+        if direction not in _DIRECTIONS:
+            msg = (
+                f"option {option}= maps {column!r} to {direction!r}; "
+                f"each direction must be one of {list(_DIRECTIONS)}"
+            )
+            raise InvalidOptionError(msg)
+        found[column] = direction  # checked just above: one of _DIRECTIONS
+    return found
+
+
+def directions(direction: object) -> dict[str, Direction]:
+    """The checked ``direction=`` option: ``{column: "higher" | "lower" | "none"}``.
+
+    Examples
+    --------
+    >>> directions({"arp@10": "higher"})
+    {'arp@10': 'higher'}
+    """
+    if direction is None:
+        return {}
+    if not isinstance(direction, Mapping):
+        msg = (
+            "option direction= must be a mapping {column: 'higher' | 'lower' | 'none'}, "
+            f"e.g. {{'arp@10': 'higher'}}; got {direction!r}"
+        )
+        raise InvalidOptionError(msg)
+    return _mapped("direction", direction)
+
+
 def _declared(lower_is_better: LowerIsBetter) -> dict[str, Direction]:
     if lower_is_better is None:
         return {}
     if isinstance(lower_is_better, str):
         return {lower_is_better: "lower"}
     if isinstance(lower_is_better, Mapping):
-        declared: dict[str, Direction] = {}
-        for column, direction in lower_is_better.items():
-            if direction not in _DIRECTIONS:
-                msg = (
-                    f"option lower_is_better= maps {column!r} to {direction!r}; "
-                    f"each direction must be one of {list(_DIRECTIONS)}"
-                )
-                raise InvalidOptionError(msg)
-            declared[str(column)] = direction
-        return declared
+        return _mapped("lower_is_better", lower_is_better)
     if isinstance(lower_is_better, Sequence):
         return {str(column): "lower" for column in lower_is_better}
     msg = (
@@ -123,8 +172,9 @@ def meanings(
     *,
     lower_is_better: LowerIsBetter = None,
     known: Mapping[str, Metric] | None = None,
+    direction: Directions = None,
 ) -> dict[str, Meaning]:
-    """The meaning of each metric column.
+    """The meaning of each metric column: the one place that decides a column's direction.
 
     Parameters
     ----------
@@ -132,42 +182,60 @@ def meanings(
         The metric columns.
     lower_is_better
         Columns of another tool's table whose lower values are better (a list), or a mapping
-        ``{column: "higher" | "lower" | "none"}``. A declaration that contradicts one of our
-        metrics' own direction is an error.
+        ``{column: "higher" | "lower" | "none"}``. A declaration here that contradicts one of
+        our metrics' own direction is an error (use ``direction=`` to override it).
     known
         Metrics already resolved for some columns (``compare`` passes what it evaluated).
+    direction
+        ``{column: "higher" | "lower" | "none"}``: the call's directions, which override our
+        metrics' own declarations (``{"arp@10": "higher"}``). Recorded as ``source="option"``.
+        A column named both here and in ``lower_is_better`` must get the same direction.
 
     Examples
     --------
     >>> found = meanings(["map", "frp", "latency"], lower_is_better=["latency"])
     >>> [(c, m.direction, m.summary, m.source) for c, m in found.items()]
     [('map', 'higher', 'mean', 'metric'), ('frp', 'lower', 'mean', 'metric'), ('latency', 'lower', 'mean', 'option')]
+    >>> meanings(["arp@10"], direction={"arp@10": "higher"})["arp@10"].source
+    'option'
     """  # noqa: E501
-    declared = _declared(lower_is_better)
-    unknown = sorted(set(declared) - set(columns))
-    if unknown:
-        msg = (
-            f"option lower_is_better= names {unknown}, which are not compared columns; "
-            f"columns: {list(columns)}"
-        )
-        raise InvalidOptionError(msg)
+    listed = _declared(lower_is_better)
+    overrides = directions(direction)
+    for option, declared in (("lower_is_better", listed), ("direction", overrides)):
+        unknown = sorted(set(declared) - set(columns))
+        if unknown:
+            msg = (
+                f"option {option}= names {unknown}, which are not compared columns; "
+                f"columns: {list(columns)}"
+            )
+            raise InvalidOptionError(msg)
+    for column in sorted(set(listed) & set(overrides)):
+        if listed[column] != overrides[column]:
+            msg = (
+                f"options direction= and lower_is_better= disagree on {column!r} "
+                f"({overrides[column]} against {listed[column]}); declare it once, in direction="
+            )
+            raise InvalidOptionError(msg)
     found: dict[str, Meaning] = {}
     for column in columns:
         metric = (known or {}).get(column) or recognise(column)
         own = of_metric(metric) if metric is not None else None
-        if column in declared:
-            direction = declared[column]
-            if own is not None and own.direction != direction:
-                msg = (
-                    f"option lower_is_better= declares {column!r} {direction}-is-better, but "
-                    f"{column!r} names polars_rankeval's metric, "
-                    f"which is {own.direction}-is-better; rename the column if it is another "
-                    "measure"
-                )
-                raise InvalidOptionError(msg)
+        lists_ours = own is not None and column in listed and column not in overrides
+        if lists_ours and own is not None and own.direction != listed[column]:
+            msg = (
+                f"option lower_is_better= declares {column!r} {listed[column]}-is-better, "
+                f"but {column!r} names polars_rankeval's metric, which is "
+                f"{own.direction}-is-better; to override its direction pass "
+                f"direction={{{column!r}: {listed[column]!r}}}, or rename the column if it "
+                "is another measure"
+            )
+            raise InvalidOptionError(msg)
+        chosen = overrides.get(column, listed.get(column))
+        if chosen is not None:
             summary: Summary = own.summary if own is not None else "mean"
             level: Level = own.level if own is not None else "query"
-            found[column] = Meaning(direction, summary, level, "option")
+            depth = own.depth_sensitive if own is not None else False
+            found[column] = Meaning(chosen, summary, level, "option", depth)
         elif own is not None:
             found[column] = own
         else:

@@ -407,3 +407,33 @@ def test_missing_scipy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "__import__", no_scipy)
     with pytest.raises(ImportError, match=r"polars-rankeval\[stats\]"):
         rke.compare_per_query(_three_systems(), by="system")
+
+
+def test_gm_interval_is_shown_as_a_ratio_by_compare_table_and_check_alike() -> None:
+    # D8: gm_map's Δ is a difference of geometric means, its interval one of mean log
+    # differences; the compact table showed Δ beside the log interval (Δ outside it), check
+    # the ratio. Both now show ×[exp(low), exp(high)], worked out here with scipy on the logs.
+    from polars_rankeval.cli._compact import compact
+
+    base = [0.5, 0.2, 0.05, 0.3, 0.0, 0.25]
+    cand = [0.4, 0.25, 0.02, 0.35, 0.1, 0.3]
+    per_query = pl.DataFrame(
+        {"system": ["a"] * 6 + ["b"] * 6, "query": list(range(6)) * 2, "gm_map": base + cand}
+    )
+    logs = np.log(np.maximum(cand, 1e-5)) - np.log(np.maximum(base, 1e-5))
+    low, high = stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(), scale=stats.sem(logs))
+    ratio = f"×[{math.exp(low):.4f}, {math.exp(high):.4f}]"
+    out = rke.compare_per_query(per_query, by="system", baseline="a")
+    line = next(x for x in compact(out).splitlines() if x.startswith("gm_map"))
+    assert ratio in line
+    gm = [math.exp(np.mean(np.log(np.maximum(v, 1e-5)))) for v in (base, cand)]
+    assert f"{gm[1] - gm[0]:+.4f} {ratio}" in line
+    checked = rke.check(
+        per_query.filter(pl.col("system") == "b").drop("system"),
+        per_query.filter(pl.col("system") == "a").drop("system"),
+        fail_if_significant=True,
+    )
+    row = checked.table.row(0, named=True)
+    assert row["interval_scale"] == "ratio"
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((math.exp(low), math.exp(high)))
+    assert ratio in checked.text()

@@ -52,6 +52,56 @@ def _add_by(parser: argparse.ArgumentParser, text: str) -> None:
     parser.add_argument("--by", action="append", default=[], help=text)
 
 
+_DIRECTIONS = ("higher", "lower", "none")
+
+
+def _direction(text: str) -> tuple[str, str]:
+    """``arp@10=lower`` -> ``("arp@10", "lower")`` (split at the last ``=``)."""
+    metric, sep, value = text.rpartition("=")
+    if not sep or not metric.strip() or value.strip() not in _DIRECTIONS:
+        msg = f"expected METRIC=higher, METRIC=lower or METRIC=none, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return metric.strip(), value.strip()
+
+
+def add_direction(parser: argparse.ArgumentParser) -> None:
+    """``--direction METRIC=higher|lower|none`` (repeatable): the ``direction=`` option."""
+    parser.add_argument(
+        "--direction",
+        action="append",
+        type=_direction,
+        default=[],
+        metavar="METRIC=DIR",
+        help="override a metric's direction: higher, lower or none (repeatable, e.g. "
+        "--direction arp@10=lower); better/worse, the marks and the verdicts follow it",
+    )
+
+
+def directions(
+    given: Sequence[tuple[str, str]], metrics: Sequence[str] | None = None
+) -> dict[str, str] | None:
+    """The ``--direction`` values as compare's ``direction=``, each metric once.
+
+    ``metrics``, when known, are the compared metrics: a ``--direction`` naming another is an
+    error before anything is read.
+    """
+    found: dict[str, str] = {}
+    for metric, value in given:
+        if found.get(metric, value) != value:
+            msg = f"--direction gives {metric!r} two directions ({found[metric]} and {value})"
+            raise CliError(msg)
+        found[metric] = value
+    if metrics is not None:
+        unknown = [metric for metric in found if metric not in metrics]
+        if unknown:
+            msg = (
+                f"--direction names {', '.join(map(repr, unknown))}, which is not a compared "
+                f"metric; metrics: {', '.join(metrics)}"
+            )
+            raise CliError(msg)
+    return found or None
+
+
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     """The options that reach ``evaluate``: trec_eval's -l and -c, conventions, column names."""
     parser.add_argument(
@@ -357,6 +407,7 @@ def _compare_parser() -> argparse.ArgumentParser:
         help="a query one system has no value for: left out of that pair (default drop, "
         "counted in n_dropped) or scored 0 (zero)",
     )
+    add_direction(parser)
     _add_evaluation_options(parser)
     parser.add_argument(
         "-f",

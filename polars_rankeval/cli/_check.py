@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval.cli._args import _Parser
+from polars_rankeval.cli._args import _Parser, add_direction, directions
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._inputs import (
     TABLE_SUFFIXES,
@@ -143,6 +143,7 @@ def _check_parser() -> argparse.ArgumentParser:
     )
     for role in ("query", "item", "score", "relevance"):
         parser.add_argument(f"--{role}", default=role, help=f"{role} column (default {role})")
+    add_direction(parser)
     parser.add_argument("--format", choices=_FORMATS, default="text", help="default text")
     parser.add_argument("-o", "--output", help="write to this file instead of stdout")
     return parser
@@ -239,6 +240,7 @@ def _run_check(argv: Sequence[str]) -> int:
             score=args.score,
             relevance=args.relevance,
             convention=args.convention,
+            direction=directions(args.direction),
             **_evaluation_options(args),
         )
     rendered = {"text": result.text, "json": result.json, "markdown": result.markdown}

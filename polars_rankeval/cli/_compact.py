@@ -18,13 +18,13 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_rankeval.compare import COLUMNS, CORRECTION_NAMES, TEST_NAMES
+from polars_rankeval.compare import COLUMNS, CORRECTION_NAMES, TEST_NAMES, readable_interval
 
 WIDTH = 100
 _GAP = "  "
 _NAME_MIN = 6  # a mean's column is never narrower than this, whatever the names
 _LOWER = " ↓"  # after a lower-is-better metric's name
-_LOG = " *"  # after a geometric-mean metric's name: interval and d on the log scale
+_LOG = " *"  # after a geometric-mean metric's name: a ratio interval, d on the log scale
 
 
 def verdict(row: dict[str, object]) -> str:
@@ -71,9 +71,11 @@ def _cut(name: str, width: int) -> str:
 
 def _cells(row: dict[str, object], digits: int) -> list[str]:
     """A row's cells after the metric and the two means."""
+    # A geometric mean's interval as the ratio system/baseline, as rank-eval check shows it.
+    low, high, scale = readable_interval(row["ci_low"], row["ci_high"], str(row["test_scale"]))  # type: ignore[arg-type]
     interval = (
         f"{_number(row['delta'], digits, signed=True)} "
-        f"[{_number(row['ci_low'], digits)}, {_number(row['ci_high'], digits)}]"
+        f"{'×' if scale == 'ratio' else ''}[{_number(low, digits)}, {_number(high, digits)}]"
     )
     shown_p = row["p_adjusted"] if row["correction"] != "none" else row["p_value"]
     return [
@@ -120,7 +122,10 @@ def _caption(frame: pl.DataFrame, lines: list[str]) -> list[str]:
     if any(_LOWER in line for line in lines):
         text += "; ↓ lower is better"
     if any(_LOG in line for line in lines):
-        text += "; * geometric mean: interval and d on the log scale"
+        text += (
+            "; * geometric mean: ×[…] is the interval of the ratio system/baseline of the "
+            "geometric means, d is on the log scale"
+        )
     return textwrap.wrap(text + ".", WIDTH)
 
 

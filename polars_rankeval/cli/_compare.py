@@ -19,7 +19,7 @@ import polars as pl
 from polars_rankeval._plan import finish_all
 from polars_rankeval._settings import settings_for
 from polars_rankeval._summary import drop_empty_queries
-from polars_rankeval.cli._args import _compare_parser, _format_from, _split_by
+from polars_rankeval.cli._args import _compare_parser, _format_from, _split_by, directions
 from polars_rankeval.cli._compact import compact
 from polars_rankeval.cli._constants import (
     _COLUMN_ROLES,
@@ -39,6 +39,7 @@ from polars_rankeval.cli._inputs import (
 )
 from polars_rankeval.cli._output import _write
 from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
+from polars_rankeval.compare._depth import DEPTH_COLUMN, depth_metric, needs_depths
 from polars_rankeval.compare._pairing import check_pairable, system_names
 from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
@@ -212,7 +213,11 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     # A count or direction-less metric is refused before the log is read.
     preset, _ = settings_for(args.convention, {"ties": args.ties})
     resolved = resolve_metrics(specs, preset)
-    check_pairable([label for label, _ in resolved], dict(resolved))
+    direction = directions(args.direction, [label for label, _ in resolved])
+    meanings = check_pairable([label for label, _ in resolved], dict(resolved), direction)
+    if needs_depths(meanings):
+        # Each list's depth, for the warning when a depth-sensitive metric meets other depths.
+        specs = [*specs, depth_metric()]
     # Segments are evaluated as groups, like the systems: a query of two segments is two lists.
     groups = [*within, *by]
     limited = _limit_items(args, data, groups)
@@ -221,7 +226,8 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     per_query = finish_all(per_query.lazy(), resolved, [*groups, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)  # pairable metrics only: nothing else hidden
     # What compare() does after evaluate(): every column besides the keys is a metric.
-    labels = [name for name in per_query.columns if name not in (*groups, names["query"])]
+    hidden = (*groups, names["query"], DEPTH_COLUMN)
+    labels = [name for name in per_query.columns if name not in hidden]
     comparison = compare_per_query(
         per_query,
         by=by,
@@ -236,5 +242,6 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
         n_resamples=args.resamples,
         seed=args.seed,
         missing=args.missing,
+        direction=direction,
     )
     return _render_compare(comparison, fmt, args.digits)

@@ -21,8 +21,13 @@ summary rule. Nothing here assumes "higher is better" or "mean":
 * Counts (``num_rel_ret``: evaluate sums them), metrics with no direction (``num_q``) and
   per-system metrics are refused with a message: a paired per-query test does not apply.
 * A column that is not one of our metrics is a higher-is-better mean unless declared with
-  ``lower_is_better=``; ``direction_source`` says which (``"metric"``, ``"option"``,
-  ``"assumed"``).
+  ``direction=`` (or its list shorthand ``lower_is_better=``); ``direction=`` also overrides
+  one of our metrics' own direction (``direction={"arp@10": "higher"}``). ``direction_source``
+  says which (``"metric"``, ``"option"``, ``"assumed"``). :func:`~polars_rankeval.report`, the
+  plots and :func:`~polars_rankeval.check` read the directions from these columns.
+* Metrics whose value depends on the list depth (uncut ``frp`` and ``mean_rank``) are compared
+  with a :class:`~polars_rankeval.errors.DepthWarning` when the systems' list depths differ
+  (:mod:`polars_rankeval.compare._depth`).
 
 Statistics (``d`` = system − baseline per query on the test scale, ``n`` paired queries):
 
@@ -49,6 +54,7 @@ observed one count as "at least as extreme". Infinite per-query values and two s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,11 +63,18 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._columns import as_polars
+from polars_rankeval._metric_lists import metric_list
 from polars_rankeval._options import check_choice
 from polars_rankeval._settings import settings_for
 from polars_rankeval.compare._bootstrap import bootstrap as bootstrap
 from polars_rankeval.compare._corrections import Correction, adjust_family
 from polars_rankeval.compare._corrections import adjust as adjust
+from polars_rankeval.compare._depth import (
+    depth_column,
+    depth_metric,
+    needs_depths,
+    warn_if_depths_differ,
+)
 from polars_rankeval.compare._pairing import (
     SYSTEM_SEPARATOR as SYSTEM_SEPARATOR,
 )
@@ -83,7 +96,7 @@ from polars_rankeval.compare._stats import tukey_hsd_p as tukey_hsd_p
 from polars_rankeval.compare._within import by_segment, empty_pairs_warning, segment_columns
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.evaluate import evaluate
-from polars_rankeval.meaning import LowerIsBetter
+from polars_rankeval.meaning import Directions, LowerIsBetter
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 
@@ -137,6 +150,34 @@ COLUMNS = [
 ]
 
 
+def readable_interval(
+    ci_low: float | None, ci_high: float | None, test_scale: str
+) -> tuple[float | None, float | None, Literal["delta", "ratio"]]:
+    """A row's interval on the scale a reader can set beside its Δ.
+
+    A geometric mean (``test_scale == "log"``) is tested on the logs, so its ``ci_low`` /
+    ``ci_high`` bound the mean log difference, a scale on which Δ (a difference of the means)
+    can lie outside its own interval. Their exponentials bound the ratio system / baseline of
+    the geometric means: ``"ratio"``, shown ``×[low, high]`` (it clears 1 where the log interval
+    clears 0). Every other interval is already one of Δ: ``"delta"``. The CLI's compare table
+    and the gate (:func:`~polars_rankeval.check`) both show intervals through this function.
+
+    Examples
+    --------
+    >>> readable_interval(-0.1459, 0.1078, "log")  # doctest: +ELLIPSIS
+    (0.8642..., 1.1138..., 'ratio')
+    >>> readable_interval(0.01, 0.03, "value")
+    (0.01, 0.03, 'delta')
+    """
+    if test_scale != "log":
+        return ci_low, ci_high, "delta"
+
+    def exp(bound: float | None) -> float | None:
+        return None if bound is None else math.exp(bound)
+
+    return exp(ci_low), exp(ci_high), "ratio"
+
+
 def _check_number(option: str, value: object, low: float, high: float | None = None) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > low
     if ok and high is not None:
@@ -163,6 +204,7 @@ def compare_per_query(
     seed: int = 0,
     missing: Missing = "drop",
     lower_is_better: LowerIsBetter = None,
+    direction: Directions = None,
 ) -> pl.DataFrame:
     """Compare systems on any per-query table, paired by query.
 
@@ -214,9 +256,15 @@ def compare_per_query(
         query a system has no row for scores 0, as trec_eval ``-c`` does; undefined values
         (null, NaN) are still dropped.
     lower_is_better
-        Columns of another tool's table whose lower values are better (a list), or a mapping
-        ``{column: "higher" | "lower"}``. Any other column that is not one of our metrics is
-        taken as a higher-is-better mean, and ``direction_source`` says ``"assumed"``.
+        Columns of another tool's table whose lower values are better: the list shorthand of
+        ``direction={column: "lower"}``, which may not contradict one of our metrics.
+    direction
+        ``{column: "higher" | "lower"}``: each column's direction, overriding our metrics' own
+        declarations (``{"arp@10": "higher"}`` for an analyst who wants popularity). Any other
+        column that is not one of our metrics is taken as a higher-is-better mean, and
+        ``direction_source`` says ``"assumed"``. Uncut ``frp`` and ``mean_rank`` warn
+        (:class:`~polars_rankeval.errors.DepthWarning`) when the table's ``num_ret`` column
+        shows systems of different list depths.
 
     Returns
     -------
@@ -260,7 +308,7 @@ def compare_per_query(
     frame = as_polars(per_query, "per_query")
     frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
     keys = [by] if isinstance(by, str) else list(by)
-    checked = _Checked(keys, query, metrics, lower_is_better)
+    checked = _Checked(keys, query, metrics, lower_is_better, direction=direction)
     return _compare(frame, checked, within, baseline, plan, correction, correction_scope)
 
 
@@ -300,6 +348,7 @@ class _Checked:
     metrics: Sequence[str] | None
     lower_is_better: LowerIsBetter = None
     known: dict[str, Metric] | None = None
+    direction: Directions = None
 
     def prepare(self, frame: pl.DataFrame) -> Table:
         return prepare(
@@ -309,6 +358,7 @@ class _Checked:
             self.metrics,
             lower_is_better=self.lower_is_better,
             known=self.known,
+            direction=self.direction,
         )
 
 
@@ -324,13 +374,15 @@ def _compare(  # noqa: PLR0917  (compare's own options, checked)
     keys, query = checked.keys, checked.query
     if within is None:
         table = checked.prepare(frame)
-        systems = table.systems
+        systems, found = table.systems, table.meanings
     else:
         segments = segment_columns(within, frame.columns, keys, query, reserved=COLUMNS)
         # The columns and metrics checked once, on no rows, before any segment is compared.
-        checked.prepare(frame.drop(segments).clear())
+        found = checked.prepare(frame.drop(segments).clear()).meanings
         named = frame.select(system_names(keys).unique().drop_nulls().sort())
         systems = named.to_series().to_list()
+    depths = depth_column(frame.columns, list(found))
+    warn_if_depths_differ(frame, keys, depths, found)
     chosen = resolve_baseline(baseline, systems)
     if len(systems) < 2:
         msg = f"compare needs at least two systems in by={keys}, found {systems}"
@@ -386,13 +438,17 @@ def compare(
     n_resamples: int = 10_000,
     seed: int = 0,
     missing: Missing = "drop",
+    direction: Directions = None,
     **evaluate_keywords: Any,
 ) -> pl.DataFrame:
     """Evaluate ``log`` per query and compare its systems (the values of ``by``), paired by query.
 
     ``evaluate(log, metrics, per_query=True, by=[*within, *by], **evaluate_keywords)``
     followed by :func:`compare_per_query`; see there for the options (``within=`` compares
-    the systems inside each segment) and the output.
+    the systems inside each segment, ``direction=`` overrides a metric's direction) and the
+    output. When a compared metric depends on the list depth (uncut ``frp``, ``mean_rank``),
+    each list's depth is evaluated too, and a
+    :class:`~polars_rankeval.errors.DepthWarning` names the systems when their depths differ.
 
     Examples
     --------
@@ -427,14 +483,25 @@ def compare(
     known = dict(resolve_metrics(metrics, preset))
     labels = list(known)
     keys = [by] if isinstance(by, str) else list(by)
-    check_pairable(labels, known)
+    found = check_pairable(labels, known, direction)
+    evaluated_metrics: Any = metrics
+    if needs_depths(found):
+        # Each list's depth beside the metrics, in the same pass, under a hidden name.
+        given = [metrics] if isinstance(metrics, (Metric, MetricRequest)) else metric_list(metrics)
+        evaluated_metrics = [*given, depth_metric()]  # type: ignore[misc]
     data = as_polars(log, "log")
     segments: list[str] = []
     if within is not None:
         segments = segment_columns(
             within, data.collect_schema().names(), keys, query, reserved=COLUMNS, where="log"
         )
-    evaluated = evaluate(data, metrics, per_query=True, by=[*segments, *keys], **evaluate_keywords)  # type: ignore[type-var]
+    evaluated = evaluate(  # type: ignore[type-var]
+        data,
+        evaluated_metrics,
+        per_query=True,
+        by=[*segments, *keys],
+        **evaluate_keywords,
+    )
     per_query = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
-    checked = _Checked(keys, query, labels, known=known)
+    checked = _Checked(keys, query, labels, known=known, direction=direction)
     return _compare(per_query, checked, within, baseline, plan, correction, correction_scope)

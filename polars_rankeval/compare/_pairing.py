@@ -25,7 +25,14 @@ from polars_rankeval.errors import (
     ColumnValueError,
     InvalidOptionError,
 )
-from polars_rankeval.meaning import LowerIsBetter, Meaning, meanings, on_test_scale, summarise
+from polars_rankeval.meaning import (
+    Directions,
+    LowerIsBetter,
+    Meaning,
+    meanings,
+    on_test_scale,
+    summarise,
+)
 from polars_rankeval.metrics._base import Metric
 
 Missing = Literal["drop", "zero"]
@@ -123,14 +130,16 @@ def _refuse_unpairable(column: str, meaning: Meaning) -> None:
         msg = (
             f"metric {column!r} has no direction (no value of it is better than another), so "
             "compare cannot say which system is better; leave it out, or declare its direction "
-            "with lower_is_better="
+            f"with direction={{{column!r}: 'higher'}} (or 'lower')"
         )
         raise InvalidOptionError(msg)
 
 
-def check_pairable(columns: Sequence[str], known: Mapping[str, Metric]) -> dict[str, Meaning]:
+def check_pairable(
+    columns: Sequence[str], known: Mapping[str, Metric], direction: Directions = None
+) -> dict[str, Meaning]:
     """The meanings of ``columns``, refusing those a paired per-query test cannot compare."""
-    found = meanings(columns, known=known)
+    found = meanings(columns, known=known, direction=direction)
     for name, meaning in found.items():
         _refuse_unpairable(name, meaning)
     return found
@@ -176,6 +185,7 @@ def prepare(
     *,
     lower_is_better: LowerIsBetter = None,
     known: Mapping[str, Metric] | None = None,
+    direction: Directions = None,
 ) -> Table:
     """Check the per-query table and give every metric column its meaning."""
     frame = as_polars(per_query, "per_query")
@@ -209,7 +219,7 @@ def prepare(
         if not frame.schema[name].is_numeric():
             msg = f"metric column {name!r} must be numeric, got {frame.schema[name]}"
             raise ColumnTypeError(msg)
-    found = meanings(metrics, lower_is_better=lower_is_better, known=known)
+    found = meanings(metrics, lower_is_better=lower_is_better, known=known, direction=direction)
     for name, meaning in found.items():
         _refuse_unpairable(name, meaning)
     named = frame.select(

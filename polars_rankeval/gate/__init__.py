@@ -41,7 +41,7 @@ from polars_rankeval.errors import (
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.gate._result import CheckResult
 from polars_rankeval.gate._rules import Rule, _Gate
-from polars_rankeval.meaning import LowerIsBetter
+from polars_rankeval.meaning import Directions, LowerIsBetter
 
 __all__ = ["CheckResult", "Rule", "check"]
 
@@ -155,6 +155,7 @@ def check(
     baseline_system: object = None,
     query: str = "query",
     lower_is_better: LowerIsBetter = None,
+    direction: Directions = None,
     **evaluate_keywords: Any,
 ) -> CheckResult:
     """Check a candidate against a baseline with regression rules; ``.passed`` says the verdict.
@@ -182,8 +183,9 @@ def check(
     fail_on_missing_queries
         Fail when a baseline query is absent from the candidate. Otherwise Δ, its interval and
         p are over the queries both have, and the counts are reported.
-    test, correction, alpha, n_resamples, seed, lower_is_better
-        As in :func:`polars_rankeval.compare_per_query`.
+    test, correction, alpha, n_resamples, seed, lower_is_better, direction
+        As in :func:`polars_rankeval.compare_per_query`: ``direction={"arp@10": "lower"}``
+        overrides a metric's direction, and "worse" follows it.
     by, candidate_system, baseline_system
         A side with a ``by`` column holding several systems needs ``*_system=`` to pick one;
         with a single system the column is dropped.
@@ -257,6 +259,7 @@ def check(
         seed=seed,
         missing="drop",
         lower_is_better=lower_is_better,
+        direction=direction,
     )
     rows = [gate.judge(row, shared=counts["shared"]) for row in compared.iter_rows(named=True)]
     reasons = [reason for row in rows for reason in row["reasons"]]

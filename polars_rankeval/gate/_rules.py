@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from polars_rankeval.compare import readable_interval
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.gate._result import _num, _p
 from polars_rankeval.registry import split_metric_list
@@ -203,17 +204,16 @@ class _Gate:
                 f"{metric}: candidate {_num(value)} is above the ceiling {self.ceilings[metric]}"
             )
         # A geometric mean is tested on logs: its interval is one of the ratio candidate/baseline.
-        ratio = row["test_scale"] == "log"
-        low, high = row["ci_low"], row["ci_high"]
+        low, high, scale = readable_interval(row["ci_low"], row["ci_high"], row["test_scale"])
         return {
             "metric": metric,
             "higher_is_better": higher,
             "baseline": row["baseline_overall"],
             "candidate": row["system_overall"],
             "delta": row["delta"],
-            "ci_low": math.exp(low) if ratio and low is not None else low,
-            "ci_high": math.exp(high) if ratio and high is not None else high,
-            "interval_scale": "ratio" if ratio else "delta",
+            "ci_low": low,
+            "ci_high": high,
+            "interval_scale": scale,
             "p_value": row["p_value"],
             "p_adjusted": row["p_adjusted"],
             "significant": row["significant"],

@@ -107,6 +107,11 @@ class Metric:
         This metric's own relevance level (ir_measures' ``AP(rel=2)``; ``map(rel=2)``),
         overriding the evaluation's ``relevance_level``; None follows it. Metrics of another
         level are evaluated in their own ranking pass, joined by query.
+    depth_sensitive
+        The value depends on how deep the lists go, so that a shorter list can score better:
+        uncut ``frp`` and ``mean_rank`` count a relevant row that was not retrieved as
+        ``n + 1`` (``n`` = rows retrieved). ``compare`` warns when systems compared on such a
+        metric have different list depths (:mod:`polars_rankeval.meaning`).
     judged_only
         Evaluate this metric on the judged rows only (trec_eval ``-J``, ir_measures'
         ``judged_only=True``): retrieved rows without a judgment, or with a negative label,
@@ -143,6 +148,7 @@ class Metric:
     tie_bounds: str | None = None
     relevance_level: int | None = None
     judged_only: bool = False
+    depth_sensitive: bool = False
 
     @property
     def higher_is_better(self) -> bool | None:

@@ -70,7 +70,8 @@ def first_relevant_position(k: int | None = None) -> Metric:
             .otherwise(p(at("frp_beyond", k)))
         )
 
-    return Metric(key, partials, value, direction="lower")
+    # Uncut, a query with nothing relevant retrieved scores n + 1: a shorter list scores better.
+    return Metric(key, partials, value, direction="lower", depth_sensitive=k is None)
 
 
 def mean_rank(k: int | None = None) -> Metric:
@@ -94,4 +95,5 @@ def mean_rank(k: int | None = None) -> Metric:
         total = p(key) + missing * p(at("frp_beyond", k))
         return pl.when(num_rel > 0).then(total / num_rel)
 
-    return Metric(at("mean_rank", k), partials, value, direction="lower")
+    # Uncut, a relevant row not retrieved counts as n + 1: a shorter list scores better.
+    return Metric(at("mean_rank", k), partials, value, direction="lower", depth_sensitive=k is None)
