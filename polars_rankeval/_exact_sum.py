@@ -85,3 +85,23 @@ def exact_mean(values: pl.Expr) -> pl.Expr:
     """
     count = values.count()
     return pl.when(count > 0).then(exact_sum(values) / count)
+
+
+def exact_quotient(numerator: pl.Expr, divisor: float) -> pl.Expr:
+    """``numerator / divisor`` rounded once, as C's ``x / k``, for a constant ``divisor``.
+
+    Polars divides a column of two or more rows by a scalar as ``x * (1 / divisor)``, which
+    rounds twice: ``3 / 10`` gave 0.30000000000000004 in a frame of many queries and 0.3 for a
+    query alone, and the streaming engine chose per morsel. A divisor column of the same length
+    takes the element-wise division: ``is_null()`` adds 0.0 (exact) to the constant.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"hits": [3.0, 3.0, None]})
+    >>> frame.select(pl.col("hits") / 10.0)["hits"].to_list()
+    [0.30000000000000004, 0.30000000000000004, None]
+    >>> frame.select(exact_quotient(pl.col("hits"), 10))["hits"].to_list()
+    [0.3, 0.3, None]
+    """
+    values = numerator.cast(pl.Float64)
+    return values / (values.is_null().cast(pl.Float64) + float(divisor))

@@ -12,8 +12,9 @@ read by :mod:`polars_rankeval.registry` as before.
 Parameters map one to one, except: ``dcg='exp-log2'`` is ``gain=exp`` (``'log2'`` the default);
 ``gains=`` is ``gain=``; ``T`` is ``t``; ``IPrec@0.5`` is ``iprec_at_recall(level=0.5)``;
 ``SetP(relative=True)`` is ``set_relative_p``; ``NumRet(rel=1)`` counts relevant retrieved
-rows (``num_rel_ret``); ``RBP`` reads binary relevance (``gain=binary``: ir_measures sends it
-to cwl_eval, whose RBP needs ``rel``); ``judged_only=True`` (trec_eval ``-J``) evaluates the
+rows (``num_rel_ret``); ``RBP(rel=...)`` reads binary relevance (``gain=binary``: ir_measures
+sends it to cwl_eval, whose RBP needs ``rel``; ``RBP`` without ``rel`` is refused, as
+ir_measures refuses it); ``judged_only=True`` (trec_eval ``-J``) evaluates the
 metric on the judged rows only. ``rel=`` is the metric's relevance level.
 """
 
@@ -173,6 +174,15 @@ def translate(text: str) -> str:  # noqa: PLR0912 (one branch per parameter rule
         else:
             options[key] = value
     if family == "rbp":
+        if "rel" not in params:
+            # ir_measures sends RBP to cwl_eval, whose RBP needs rel: its pipeline refuses
+            # "Unsupported measures {RBP}" rather than choose a relevance level
+            msg = (
+                f"measure {spec!r} needs rel=, as in ir_measures (cwl_eval's RBP reads binary "
+                f"relevance at a level; ir_measures refuses RBP without it): write "
+                f"'RBP(rel=1)' or 'RBP(p=0.8,rel=1)', or our 'rbp(p=0.8)'"
+            )
+            raise InvalidOptionError(msg)
         options.setdefault("gain", "binary")
     if family == "iprec_at_recall":
         if cutoff is None:

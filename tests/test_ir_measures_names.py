@@ -31,7 +31,8 @@ NAMES = [
     "RR", "RR@3", "RR(rel=2)", "nDCG", "nDCG@5", "nDCG(dcg='exp-log2')@5",
     "nDCG(gains={0:0,1:1,2:5,3:2,4:9})@5", "Rprec", "Rprec(rel=2)", "Bpref", "infAP",
     "Judged@3", "NumRet", "NumRelRet", "NumRet(rel=2)", "SetP", "SetP(relative=True)", "SetR",
-    "SetF", "SetF(beta=0.5)", "SetAP", "IPrec@0.0", "IPrec@0.5", "RBP(rel=1)",
+    "SetF", "SetF(beta=0.5)", "SetAP", "IPrec@0.0", "IPrec@0.5", "IPrec@0.1", "IPrec@0.2",
+    "IPrec@0.3", "IPrec@0.4", "IPrec@0.7", "IPrec@0.8", "IPrec@1.0", "RBP(rel=1)",
     "RBP(p=0.5,rel=2)", "INST(max_rel=4)", "INST(T=2.0,max_rel=4)", "INSQ(T=2.0,max_rel=4)",
     "BPM(T=2.0,max_rel=4)@10", "SDCG(max_rel=4)@10", "NERR8(max_rel=4)@5",
     "NERR9(max_rel=4)@5", "NERR10(p=0.8,max_rel=4)", "NERR11(T=2.0,max_rel=4)", "Compat",
@@ -199,3 +200,53 @@ def test_unreadable_parameters_are_named() -> None:
         rke.evaluate(log, ["nDCG(dcg='log10')@10"])
     with pytest.raises(rke.InvalidOptionError, match="max_rel"):
         rke.evaluate(log, ["INST"])
+
+
+def test_iprec_follows_pytrec_eval_not_trec_eval_10(irm: Any) -> None:
+    """pytrec_eval bundles trec_eval 9: IPrec@l needs (long) (l * R + 0.9) relevant rows.
+
+    R = 7 relevant rows at ranks 1, 2, 10, 12, 14, 15, 17: IPrec@0.3 needs 2 of them in
+    trec_eval 10 (lround(2.1)), precision 2/2, and 3 in pytrec_eval ((long) 3.0), 7/17.
+    """
+    labels = [1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 1, 0, 1]
+    items = [f"d{i:02d}" for i in range(len(labels))]
+    scores = [100.0 - i for i in range(len(labels))]
+    log = pl.DataFrame({"query": "q", "item": items, "score": scores, "relevance": labels})
+    theirs = _theirs(
+        ["IPrec@0.3"],
+        {"q": dict(zip(items, labels, strict=True))},
+        {"q": dict(zip(items, scores, strict=True))},
+    )
+    assert theirs[("q", "IPrec@0.3")] == pytest.approx(7 / 17)
+    preset = rke.evaluate(log, ["IPrec@0.3"], convention="ir_measures").item()
+    assert preset == pytest.approx(7 / 17, abs=1e-15)
+    # trec_eval 10's rounding stays the default, and the option is spelled out
+    assert rke.evaluate(log, ["IPrec@0.3"]).item() == 1.0
+    spelled = rke.evaluate(log, ["iprec_at_recall(level=0.3,rounding=v9)"])
+    assert spelled.columns == ["iprec_at_recall(level=0.3,rounding=v9)"]
+    assert spelled.item() == preset
+
+
+def test_generated_logs_exercise_the_iprec_rounding() -> None:
+    """The live comparison above would catch a preset that kept trec_eval 10's rounding."""
+    names = ["IPrec@0.1", "IPrec@0.2", "IPrec@0.3", "IPrec@0.4", "IPrec@0.7", "IPrec@0.8"]
+    differ = 0
+    for seed in range(4):
+        log, _qrels, _run = _generated(seed)
+        preset = rke.evaluate(log, names, per_query=True, convention="ir_measures")
+        default = rke.evaluate(log, names, per_query=True, missing_queries="zero")
+        differ += sum(int((preset[name] != default[name]).sum()) for name in names)
+    assert differ > 5
+
+
+def test_rbp_without_rel_is_refused_as_ir_measures_refuses_it(irm: Any) -> None:
+    log = pl.DataFrame({"query": ["q"], "item": ["a"], "score": [1.0], "relevance": [1]})
+    for name in ["RBP", "RBP(p=0.8)"]:
+        with pytest.raises(ValueError, match="Unsupported measures"):
+            list(irm.iter_calc([irm.parse_measure(name)], {"q": {"a": 1}}, {"q": {"a": 1.0}}))
+        for convention in ["ir_measures", "trec_eval"]:
+            with pytest.raises(rke.InvalidOptionError, match=r"needs rel=.*RBP\(rel=1\)"):
+                rke.evaluate(log, [name], convention=convention)
+    # with rel= it is cwl_eval's RBP; our own spelling under the preset stays as documented
+    out = rke.evaluate(log, ["RBP(rel=1)", "rbp"], convention="ir_measures")
+    assert out.row(0) == pytest.approx((0.2, 0.2))

@@ -284,6 +284,25 @@ def test_label_above_the_last_level_is_refused() -> None:
     assert rke.evaluate(log, ["q_measure(gains=1:2:3:4)"]).item() == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("label", [65, 10**8, 2**62])
+def test_a_huge_label_is_refused_with_a_short_message(label: int) -> None:
+    """The refusal's gains= example once had one entry per level up to the label: label 1e8
+    took 45 s and gigabytes before the ColumnValueError. gains= holds at most 64 levels, so
+    past that the message says so instead of giving an example."""
+    log = pl.DataFrame(
+        {"query": "q", "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0],
+         "relevance": [0, label, 1]}
+    )  # fmt: skip
+    for name in ["q_measure", "msndcg@3", "nerr_ntcir@3", "p_measure", "o_measure", "p_plus"]:
+        with pytest.raises(
+            ColumnValueError, match=rf"{name}: relevance label {label} has no gain"
+        ) as caught:
+            rke.evaluate(log, [name])
+        message = str(caught.value)
+        assert len(message) < 300, (name, len(message))
+        assert "at most 64 levels" in message
+
+
 @pytest.mark.parametrize(
     ("spec", "match"),
     [

@@ -9,6 +9,11 @@ values and the means must be equal, not close (``DataFrame.equals``).
 from __future__ import annotations
 
 import importlib
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -17,6 +22,7 @@ from test_streaming import BEYOND_ACCURACY, DIVERSITY_LOG, INTENT_AWARE, ITEMS, 
 
 import polars_rankeval as rke
 from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval.metrics.interpolated import RECALL_LEVELS
 
 passes_module = importlib.import_module("polars_rankeval._passes")
 
@@ -133,3 +139,112 @@ def test_exact_sum_is_the_exact_sum_rounded_once() -> None:
         .sort("g")
     )
     assert grouped["v"].to_list() == [0.5, 2.0]
+
+
+# The interpolated family: 11pt_avg adds its levels' values. pl.sum_horizontal added them in
+# an order that changed with the engine and the thread count (1 ulp in per-query 11pt_avg).
+INTERPOLATED = [
+    "11pt_avg",
+    "11pt_avg_.25,.5,.75",
+    "11pt_avg(rounding=v9)",
+    "iprec_at_recall_0.00",
+    "iprec_at_recall(level=0.3)",
+    "iprec_at_recall(level=0.3,rounding=v9)",
+    "iprec_at_recall(level=1)",
+]
+
+
+def _trec_interpolated(labels: list[int | None], num_rel: int, levels: list[float]) -> float:
+    """trec_eval 10's m_11pt_avg.c walk (lround cutoffs), values summed from the top level down.
+
+    ``labels``: the retrieved rows' labels in trec_eval's order (score, docno descending).
+    """
+    cutoffs = [math.floor(level * num_rel + 0.5) for level in sorted(levels)]  # lround, >= 0
+    current = len(cutoffs) - 1
+    relevant = [label is not None and label >= 1 for label in labels]
+    rel_so_far = sum(relevant)
+    while current >= 0 and cutoffs[current] > rel_so_far:
+        current -= 1
+    total, int_precis = 0.0, 0.0
+    for i in range(len(labels), 0, -1):
+        if rel_so_far == 0:
+            break
+        int_precis = max(int_precis, rel_so_far / i)
+        if relevant[i - 1]:
+            while current >= 0 and rel_so_far == cutoffs[current]:
+                total += int_precis
+                current -= 1
+            rel_so_far -= 1
+    while current >= 0:
+        total += int_precis
+        current -= 1
+    return total / len(levels)
+
+
+def test_interpolated_family_is_identical_over_shuffles_and_engines() -> None:
+    want = rke.evaluate(LOG, INTERPOLATED, by="system", per_query=True)
+    frames = [LOG, *_shuffles(LOG)]
+    for frame in frames:
+        for engine in ("in-memory", "streaming"):
+            got = rke.evaluate(frame, INTERPOLATED, by="system", per_query=True, engine=engine)
+            _assert_identical(got, want)
+            lazy = rke.evaluate(frame.lazy(), INTERPOLATED, by="system", per_query=True)
+            _assert_identical(lazy.collect(engine=engine), want)
+        _assert_identical(
+            rke.evaluate(frame, INTERPOLATED, by="system"),
+            rke.evaluate(LOG, INTERPOLATED, by="system"),
+        )
+
+
+def test_eleven_pt_avg_is_trec_evals_sum_to_the_last_bit() -> None:
+    """Per query, bit for bit, a plain-Python copy of trec_eval's walk (not within a tolerance)."""
+    got = rke.evaluate(LOG, ["11pt_avg"], by="system", per_query=True, engine="in-memory")
+    values = {(s, q): v for s, q, v in got.iter_rows()}
+    checked = 0
+    for (system, query), rows in LOG.group_by(["system", "query"]):
+        labels = dict(zip(rows["item"], rows["relevance"], strict=True))
+        if all(label is None for label in labels.values()) or rows["score"].is_null().all():
+            continue  # no judgment or no retrieved row: not evaluated (trec_eval without -c)
+        ranked = sorted(
+            (
+                (item, score)
+                for item, score in zip(rows["item"], rows["score"], strict=True)
+                if score is not None
+            ),
+            key=lambda pair: (pair[1], pair[0].encode()),
+            reverse=True,
+        )
+        num_rel = sum(1 for label in labels.values() if label is not None and label >= 1)
+        want = _trec_interpolated([labels[item] for item, _ in ranked], num_rel, RECALL_LEVELS)
+        assert values[(system, query)] == want, (system, query)
+        checked += 1
+    assert checked > 40
+
+
+_THREADS_CHILD = """
+import sys, polars as pl, polars_rankeval as rke
+log = pl.read_ipc(sys.argv[1])
+for engine in ("in-memory", "streaming"):
+    rke.evaluate(log, {metrics!r}, by="system", per_query=True, engine=engine).write_ipc(
+        sys.argv[2] + engine
+    )
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_interpolated_family_does_not_depend_on_the_thread_count(
+    tmp_path: Path, threads: str
+) -> None:
+    LOG.write_ipc(tmp_path / "log.arrow")
+    child = tmp_path / "child.py"
+    child.write_text(_THREADS_CHILD.format(metrics=INTERPOLATED))
+    env = {**os.environ, "POLARS_MAX_THREADS": threads}
+    subprocess.run(
+        [sys.executable, str(child), str(tmp_path / "log.arrow"), str(tmp_path / "out-")],
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    want = rke.evaluate(LOG, INTERPOLATED, by="system", per_query=True)
+    for engine in ("in-memory", "streaming"):
+        _assert_identical(pl.read_ipc(tmp_path / f"out-{engine}"), want)

@@ -160,6 +160,24 @@ class _Levels:
     def max_label_partial(self, ctx: RankingContext) -> Partials:
         return {"ntcir_max_label": ctx.label.max()}
 
+    def _unmapped_message(self, name: str, high: int) -> str:
+        """Why label ``high`` is refused, with a ``gains=`` to write where one can be given.
+
+        The example has one gain per level, so it exists only up to ``_MAX_LEVELS`` levels: a
+        label of 1e8 once built a 1e8-level example (45 s, gigabytes) before it could refuse.
+        """
+        head = (
+            f"{name}: relevance label {high} has no gain: gains= names levels 1 to "
+            f"{len(self.gains)} ({_spelled(self.gains)})"
+        )
+        if high <= _MAX_LEVELS:
+            example = _spelled(tuple(float(g) for g in range(1, high + 1)))
+            return f"{head}; give one gain per level, e.g. gains={example}"
+        return (
+            f"{head}; gains= holds at most {_MAX_LEVELS} levels: map the labels to levels "
+            f"1 to {_MAX_LEVELS} or fewer first (NTCIREVAL's levels L1, L2, ...)"
+        )
+
     def refuse_unmapped(self, value: pl.Expr, p: Lookup, name: str) -> pl.Expr:
         """``value``, or a ColumnValueError where a list holds a label above the last level."""
         levels = len(self.gains)
@@ -168,12 +186,7 @@ class _Levels:
             frame = packed.struct.unnest()
             high = frame["max_label"].max()
             if isinstance(high, int) and high > levels:
-                msg = (
-                    f"{name}: relevance label {high} has no gain: gains= names levels 1 to "
-                    f"{levels} ({_spelled(self.gains)}); give one gain per level, e.g. "
-                    f"gains={_spelled(tuple(float(g) for g in range(1, high + 1)))}"
-                )
-                raise ColumnValueError(msg)
+                raise ColumnValueError(self._unmapped_message(name, high))
             return frame["value"]
 
         packed = pl.struct(value.alias("value"), p("ntcir_max_label").alias("max_label"))
