@@ -37,8 +37,6 @@ _N_LABELLED = "__rke_n_labelled"
 _N_RETRIEVED = "__rke_n_retrieved"
 # Hidden per-query flag kept when empty_queries="drop": the list has a relevant row.
 HAS_RELEVANT = "__rke_has_relevant"
-# Hidden per-query flag kept for the tie warning: the list has tied retrieved scores.
-TIED = "__rke_tied"
 
 
 def _prepared(lf: pl.LazyFrame, columns: Columns, settings: Settings) -> pl.LazyFrame:
@@ -78,9 +76,38 @@ def per_query_plan(
     Per-system metrics (``level="system"``) get a hidden per-query value here (their
     ``reduce`` combines it); with ``empty_queries="drop"`` the frame keeps a ``HAS_RELEVANT``
     flag that :func:`drop_empty_queries` filters on, so the dropped lists can be counted.
-    ``flag_ties`` keeps a ``TIED`` flag: the list has retrieved rows with equal scores (an
-    aggregation, no window), which :func:`polars_rankeval.ties.warn_if_ties_move_means` reads.
+    ``flag_ties`` adds, in the same plan, a hidden tie-range column per tie-sensitive metric
+    (:func:`polars_rankeval.ties.with_tie_ranges`): its best minus worst value over the
+    orders of tied rows, evaluated only on the lists whose tie groups mix labels.
     """
+    if flag_ties:
+        # Two branches read the input (the metrics, and the tie bounds on a few lists): one
+        # explicit cache makes them share one read; Polars' own subplan elimination did not
+        # (two Parquet scans at 1M rows).
+        lf = lf.cache()
+    plan = _plan(
+        lf, columns, resolved, settings, source=source, checked_in=checked_in, tables=tables
+    )
+    if not flag_ties:
+        return plan
+    from polars_rankeval.ties import with_tie_ranges  # ties.py imports this module
+
+    return with_tie_ranges(
+        plan, lf, columns, resolved, settings, source=source, checked_in=checked_in, tables=tables
+    )
+
+
+def _plan(
+    lf: pl.LazyFrame,
+    columns: Columns,
+    resolved: list[tuple[str, Metric]],
+    settings: Settings,
+    *,
+    source: pl.LazyFrame | None = None,
+    checked_in: CheckedIn = "frame",
+    tables: Tables | None = None,
+) -> pl.LazyFrame:
+    """:func:`per_query_plan` without the tie ranges."""
     tables = tables or Tables(query=columns.query, item=columns.item)
     levels = {
         (metric.relevance_level or settings.relevance_level, metric.judged_only)
@@ -95,7 +122,6 @@ def per_query_plan(
             source=source,
             checked_in=checked_in,
             tables=tables,
-            flag_ties=flag_ties,
         )
     check_needs(((label, metric.needs) for label, metric in resolved), tables)
     lf = _prepared(lf, columns, settings)
@@ -128,14 +154,6 @@ def per_query_plan(
     }
     if settings.empty_queries == "drop":
         counts[HAS_RELEVANT] = trec_ctx.relevant.any()
-    if flag_ties:
-        # Some retrieved scores repeat: fewer distinct non-null scores than non-null ones
-        # (n_unique counts a null once), or two zeros (-0.0 and 0.0 tie in the order but
-        # hash apart). On the raw column: a filtered or shifted copy cost 40% more at 10M rows.
-        score = pl.col(columns.score)
-        missing = score.null_count()
-        distinct = score.n_unique() - missing.clip(upper_bound=1)
-        counts[TIED] = (distinct < pl.len() - missing) | ((score == 0).sum() > 1)
     built = metric_plan(ranked, pending, list(counts.values()))
     pending = built.pending
     grouped = built.frame.group_by(columns.partition).agg(**built.partials, **counts)
@@ -154,7 +172,6 @@ def per_query_plan(
         return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
 
     kept = [HAS_RELEVANT] if settings.empty_queries == "drop" else []
-    kept += [TIED] if flag_ties else []
     frame = checked.select(
         *columns.partition,
         *(value(metric, ctx, prefix).alias(label) for label, metric, ctx, prefix in pending),
@@ -172,7 +189,6 @@ def _per_level_plans(
     source: pl.LazyFrame | None,
     checked_in: CheckedIn,
     tables: Tables,
-    flag_ties: bool,
 ) -> pl.LazyFrame:
     """Metrics with their own relevance level (``rel=``) or ``judged_only``: one plan each.
 
@@ -199,7 +215,7 @@ def _per_level_plans(
             judged = grade.is_not_null() & (grade >= 0)
             rows = lf.filter(pl.col(columns.score).is_null() | judged)
         plans.append(
-            per_query_plan(
+            _plan(
                 rows,
                 columns,
                 groups[(level, judged_only)],
@@ -207,14 +223,13 @@ def _per_level_plans(
                 source=source,
                 checked_in=checked_in,
                 tables=tables,
-                flag_ties=flag_ties and not index,
             )
         )
     joined = plans[0]
     for plan in plans[1:]:
         joined = joined.join(plan, on=columns.partition, how="left", nulls_equal=True)
     labels = [label for label, _ in resolved]
-    hidden = [name for name in plans[0].collect_schema().names() if name in (HAS_RELEVANT, TIED)]
+    hidden = [name for name in plans[0].collect_schema().names() if name == HAS_RELEVANT]
     return joined.select(*columns.partition, *labels, *hidden).sort(columns.partition)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -18,12 +18,12 @@ from polars_rankeval._options import check_choice
 from polars_rankeval._partial import PassSums
 from polars_rankeval._passes import (
     check_buckets,
+    deferred,
     in_passes,
     run_passes,
 )
 from polars_rankeval._plan import (
     HAS_RELEVANT,
-    TIED,
     finish_all,
     per_query_plan,
     reads_labels,
@@ -50,8 +50,17 @@ from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
-from polars_rankeval.tables import Tables, make_tables
-from polars_rankeval.ties import check_tie_warning, tie_sensitive, warn_if_ties_move_means
+from polars_rankeval.tables import Tables, make_tables, warn_unused_tables
+from polars_rankeval.ties import (
+    check_tie_warning,
+    range_columns,
+    range_sums,
+    tie_ranges,
+    tie_sensitive,
+    user_site,
+    warn_about_ties,
+    warn_if_ties_move_means,
+)
 from polars_rankeval.validation import (
     Duplicates,
     NanScores,
@@ -89,6 +98,7 @@ def evaluate(
     engine: Engine = "auto",
     tie_warning: float | None = 0.01,
     _hidden: bool = False,
+    _tie_ranges: bool = False,
 ) -> FrameT:
     """Evaluate ranking metrics over a long-format table, one row per (query, item).
 
@@ -170,17 +180,21 @@ def evaluate(
     engine
         Polars engine used to collect when ``data`` is a DataFrame.
     tie_warning
-        For a DataFrame, warn once (a :class:`~polars_rankeval.TieWarning`) when the order of
-        tied scores can move a reported mean by more than this much (default 0.01), naming the
-        metrics and systems: the best and worst tie orders (``ties="optimistic"`` and
-        ``"pessimistic"``) are evaluated on the lists that have ties. None turns it off. A
-        LazyFrame is not checked (it would read the input twice): use
-        :func:`~polars_rankeval.tie_report`.
+        Warn once (a :class:`~polars_rankeval.TieWarning`) when the order of tied scores can
+        move a mean by more than this much (default 0.01), naming the metrics and systems
+        (with ``per_query=True``: the mean of the per-query values). The best and worst tie
+        orders (``ties="optimistic"`` and ``"pessimistic"``) are evaluated in the same pass,
+        only on the lists where a group of tied scores mixes labels (no other list can move).
+        A LazyFrame is checked when it is collected, and the warning points at the line that
+        called ``evaluate``. None turns it off.
     _hidden
         Internal (the Spark route, the command line, ``bootstrap``): with ``per_query=True``,
         the raw per-query plan: per-system and diversity metrics' hidden values and the
         ``empty_queries="drop"`` flag, for the caller to finish (:func:`finish_all`), filter
         and reduce.
+    _tie_ranges
+        Internal (compare, check, the command line): keep the hidden per-query tie-range
+        columns (:func:`polars_rankeval.ties.tie_ranges` reads them) and do not warn.
 
     Returns
     -------
@@ -227,18 +241,16 @@ def evaluate(
     lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
     tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
+    warn_unused_tables(((label, metric.needs) for label, metric in resolved), tables)
     if n_buckets is None:
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
         n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
     passes = check_buckets(n_buckets)
-    tie_limit = check_tie_warning(tie_warning)
-    flag_ties = (
-        tie_limit is not None
-        and isinstance(data, pl.DataFrame)
-        and not per_query
-        and not _hidden
-        and bool(tie_sensitive(resolved, settings))
+    tie_limit, flag_ties = _tie_check(
+        tie_warning, resolved, settings, hidden=_hidden, keep_ranges=_tie_ranges
     )
+    # The user's line, for the warnings given when a LazyFrame is collected (in a Polars thread).
+    site = user_site()
 
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
         return per_query_plan(
@@ -258,7 +270,8 @@ def evaluate(
             tables,
             progress=progress,
             spill_dir=spill_dir,
-            tie_limit=tie_limit,
+            tie_limit=None if _tie_ranges else tie_limit,
+            site=site,
             engine=engine,
         )
     plan = (
@@ -271,17 +284,8 @@ def evaluate(
         """The raw per-query rows to the result: finishing steps, dropped lists, summary."""
         lazy = finish_all(per_query_frame.lazy(), resolved, columns.partition, tables)
         done = drop_empty_queries(lazy.collect(), stacklevel=stacklevel + 1)
-        if TIED in done.columns:
-            done = warn_if_ties_move_means(
-                lf,
-                done,
-                resolved,
-                settings,
-                columns,
-                tables,
-                limit=tie_limit or 0.0,
-                stacklevel=stacklevel + 1,
-            )
+        if not _tie_ranges:  # compare and check report the ranges themselves
+            done = warn_about_ties(done, columns.by, limit=tie_limit, site=site)
         if per_query:
             return per_query_only(done, resolved, stacklevel=stacklevel + 1)
         return summary(done.lazy(), resolved, columns.by, tables).collect()
@@ -299,7 +303,7 @@ def evaluate(
         return finished(per_query_frame, stacklevel=3)
     if per_query and _hidden:
         return plan
-    if not _needs_per_query_frame(resolved, settings):
+    if not flag_ties and not _needs_per_query_frame(resolved, settings):
         # every metric is a plain aggregation of its list: one lazy, streaming plan
         return plan if per_query else summary(plan, resolved, columns.by, tables)
     # Per-system metrics, finishing steps and dropped lists work on the per-query rows (one
@@ -309,6 +313,7 @@ def evaluate(
     expected = finish_all(hidden_schema, resolved, columns.partition, tables)
     if HAS_RELEVANT in expected.collect_schema():
         expected = expected.drop(HAS_RELEVANT)
+    expected = expected.drop([] if _tie_ranges else range_columns(expected))
     if per_query:
         system = [label for label, metric in resolved if metric.level == "system"]
         schema = expected.drop(system).collect_schema()
@@ -319,6 +324,24 @@ def evaluate(
         return finished(plan.collect(engine="streaming"), stacklevel=2)
 
     return pl.defer(run, schema=schema)
+
+
+def _tie_check(
+    tie_warning: object,
+    resolved: list[tuple[str, Metric]],
+    settings: Settings,
+    *,
+    hidden: bool,
+    keep_ranges: bool,
+) -> tuple[float | None, bool]:
+    """``tie_warning=`` checked, and whether the plan computes the tie ranges.
+
+    They are computed to warn (not for the internal raw plan, ``_hidden``) or for a caller
+    that reports them (``_tie_ranges``), when some metric's trec-rule mean can move.
+    """
+    limit = check_tie_warning(tie_warning)
+    wanted = keep_ranges or (limit is not None and not hidden)
+    return limit, wanted and bool(tie_sensitive(resolved, settings))
 
 
 def _check_per_query(per_query: object) -> None:
@@ -340,6 +363,7 @@ def _summary_in_passes(  # noqa: PLR0917 (internal; one call site in evaluate)
     progress: bool | None,
     spill_dir: str | os.PathLike[str] | None,
     tie_limit: float | None,
+    site: tuple[str, int, dict[str, Any]],
     engine: Engine,
 ) -> FrameT:
     """The summary of a log evaluated in passes, each pass reduced to partial sums.
@@ -353,14 +377,14 @@ def _summary_in_passes(  # noqa: PLR0917 (internal; one call site in evaluate)
     expected = finish_all(
         pl.LazyFrame(schema=plan_for(lf).collect_schema()), resolved, columns.partition, tables
     )
-    expected = expected.drop(HAS_RELEVANT, TIED, strict=False)
+    expected = expected.drop(HAS_RELEVANT, *range_columns(expected), strict=False)
     schema = summary(expected, resolved, columns.by, tables).collect_schema()
     empty = pl.DataFrame(schema=expected.collect_schema())
 
     def run() -> pl.DataFrame:
         sums = PassSums(resolved, list(columns.by), list(columns.partition))
         counts = {"evaluated": 0, "dropped": 0}
-        tied: list[pl.DataFrame] = []
+        ranged: list[pl.DataFrame] = []  # per pass: each system's sum of tie ranges
 
         def each(bucket: pl.LazyFrame) -> None:
             rows = plan_for(bucket).collect(engine="streaming")
@@ -368,29 +392,22 @@ def _summary_in_passes(  # noqa: PLR0917 (internal; one call site in evaluate)
             done = finish_all(rows.lazy(), resolved, columns.partition, tables).collect()
             done, dropped = split_empty_queries(done)
             counts["dropped"] += dropped
-            if TIED in done.columns:  # the tie warning reads which lists have ties
-                tied.append(done.select(*columns.partition, TIED))
-                done = done.drop(TIED)
+            hidden = range_columns(done)
+            if hidden:  # the tie warning reads each pass's sums of tie ranges
+                ranged.append(range_sums(done, columns.by))
+                done = done.drop(hidden)
             sums.add(done)
 
         run_passes(lf, columns, each, passes, progress=progress, spill_dir=spill_dir)
         if not counts["evaluated"]:
             warn_if_empty(empty, lf, columns)
         warn_dropped(counts["dropped"], counts["evaluated"], stacklevel=2)
-        if tied:
-            warn_if_ties_move_means(
-                lf,
-                pl.concat(tied),
-                resolved,
-                settings,
-                columns,
-                tables,
-                limit=tie_limit or 0.0,
-                stacklevel=2,
-            )
+        if ranged and tie_limit is not None:
+            moved = tie_ranges(pl.concat(ranged), columns.by, summed=True)
+            warn_if_ties_move_means(moved, columns.by, limit=tie_limit, site=site)
         return sums.result(empty, tables, schema)
 
-    summed = pl.defer(run, schema=schema)
+    summed = deferred(run, schema)  # guards SIGTERM while the plan lives
     if isinstance(data, pl.LazyFrame):
         return summed
     with cleanup_on_sigterm():  # SIGTERM removes the spill as Ctrl-C does

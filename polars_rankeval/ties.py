@@ -16,7 +16,9 @@ than ``tie_warning``; it evaluates the bounds only on the lists that have ties.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
@@ -24,18 +26,22 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval._plan import TIED, per_query_plan
+from polars_rankeval._plan import per_query_plan
 from polars_rankeval._settings import Settings, settings_for
-from polars_rankeval.context import RankingContext
+from polars_rankeval.context import RankingContext, bound_preference
 from polars_rankeval.errors import InvalidOptionError, TieWarning
 from polars_rankeval.metrics._base import Metric, Partials, check_tie_bound
 
 if TYPE_CHECKING:
     from polars_rankeval._columns import Columns
+    from polars_rankeval.conventions import NegativeLabels
     from polars_rankeval.tables import Tables
+    from polars_rankeval.validation import CheckedIn
 
 MODES = ("trec", "expected", "optimistic", "pessimistic")
 _SEPARATOR = "\x1f"
+# Prefix of the hidden per-query tie-range columns (one per tie-sensitive metric).
+TIE_RANGE = "__rke_tie_range\x1f"
 # The engine's canonical name of a metric with a cutoff: ``family@k``, then its options
 # (``ndcg@10(gain=exp)``); trec_eval spellings (``P_10``, ``ndcg_cut_10``) resolve to it.
 _CUTOFF = re.compile(r"^[^@(]*@(\d+)(?:\(|$)")
@@ -82,51 +88,158 @@ def _in_bound(label: str, metric: Metric, mode: str) -> Metric:
     return replace(metric, name=f"{label}{_SEPARATOR}{mode}", ties=mode)  # type: ignore[arg-type]
 
 
-def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evaluate)
-    log: pl.LazyFrame,
-    per_query: pl.DataFrame,
+def mixed_tie_groups(columns: Columns, negative_labels: NegativeLabels) -> pl.Expr:
+    """Per row: its list has a group of tied retrieved scores whose rows differ (a window).
+
+    Rows differ when the bounds would order them (:func:`bound_preference`: by label, unjudged
+    rows between the positive labels and the judged zeros). A tie group whose rows all carry
+    the same preference is ordered the same way by the best case, the worst case and trec_eval
+    (by item), so it cannot move any metric: a list without a mixed group is skipped by the
+    tie check, and its range is exactly 0. The list mixes when it has more distinct (score,
+    preference) pairs than distinct scores. Read on the raw columns (a label that is not a
+    whole number is refused by the evaluation itself); ``+ 0.0`` makes -0.0 and 0.0 one score,
+    as they tie in the order, and unretrieved rows count once on both sides. A duplicated
+    (query, item) pair that ``duplicates=`` resolves can only flag a list too many.
+    """
+    score = pl.col(columns.score)
+    label = pl.col(columns.relevance).cast(pl.Float64, strict=False)
+    judged = label >= 0 if negative_labels == "unjudged" else label.is_not_null()
+    flags = {"label": label, "judged": judged.fill_null(value=False)}
+    tied = pl.when(score.is_not_null()).then(score + 0.0)
+    preference = pl.when(score.is_not_null()).then(bound_preference(flags, "optimistic"))
+    pairs = pl.struct(tied.alias("score"), preference.alias("preference"))
+    return (pairs.n_unique() > tied.n_unique()).over(columns.partition)
+
+
+def range_column(label: str) -> str:
+    """The hidden per-query column holding ``label``'s tie range (best minus worst value)."""
+    return f"{TIE_RANGE}{label}"
+
+
+def with_tie_ranges(
+    plan: pl.LazyFrame,
+    lf: pl.LazyFrame,
+    columns: Columns,
     resolved: Sequence[tuple[str, Metric]],
     settings: Settings,
-    columns: Columns,
-    tables: Tables,
     *,
-    limit: float,
-    stacklevel: int,
-) -> pl.DataFrame:
-    """Warn once if the tie orders move a mean by more than ``limit``; drop the ``TIED`` flag.
+    source: pl.LazyFrame | None,
+    checked_in: CheckedIn,
+    tables: Tables | None,
+) -> pl.LazyFrame:
+    """``plan`` plus a hidden tie-range column per tie-sensitive metric.
 
-    The mean over a system's ``n`` queries moves by at most ``Σ |best − worst| / n`` over its
-    tied lists; only those lists are evaluated again, under both bounds.
+    The range is ``|optimistic - pessimistic|`` per list: evaluated in the same lazy plan (the
+    input is read once; Polars shares the common subplan), and only on the lists whose tie
+    groups mix labels (:func:`mixed_tie_groups`); every other list gets 0, its exact range.
     """
-    tied = per_query.filter(pl.col(TIED)).select(columns.partition)
-    per_query = per_query.drop(TIED)
+    partition = list(columns.partition)
     metrics = tie_sensitive(resolved, settings)
-    if tied.is_empty() or not metrics:
-        return per_query
+    if not metrics:
+        return plan
     bounded = [
         (f"{label}{_SEPARATOR}{mode}", _in_bound(label, metric, mode))
         for label, metric in metrics
         for mode in ("optimistic", "pessimistic")
     ]
-    subset = log.join(tied.lazy(), on=columns.partition, how="semi", nulls_equal=True)
-    values = per_query_plan(subset, columns, bounded, settings, tables=tables).collect()
-    values = values.join(
-        per_query.select(columns.partition), on=columns.partition, how="semi", nulls_equal=True
+    # Two branches of one plan over the same input (Polars reads it once): the metrics, and
+    # the bounds over the lists whose tie groups mix labels.
+    subset = lf.filter(mixed_tie_groups(columns, settings.negative_labels))
+    values = per_query_plan(
+        subset, columns, bounded, settings, source=source, checked_in=checked_in, tables=tables
     )
-    by = list(columns.by)
-    spreads = [
-        (
+    ranges = values.select(
+        *partition,
+        *(
             (pl.col(f"{label}{_SEPARATOR}optimistic") - pl.col(f"{label}{_SEPARATOR}pessimistic"))
             .abs()
-            .sum()
-            .alias(label)
-        )
-        for label, _ in metrics
-    ]
-    counts = per_query.group_by(by).len("n") if by else pl.DataFrame({"n": [per_query.height]})
-    moved = values.group_by(by).agg(spreads) if by else values.select(spreads)
-    moved = moved.join(counts, on=by, how="left", nulls_equal=True) if by else moved.hstack(counts)
-    moved = moved.sort(by, nulls_last=True) if by else moved  # the same message on every run
+            .alias(range_column(label))
+            for label, _ in metrics
+        ),
+    )
+    joined = plan.join(ranges, on=partition, how="left", nulls_equal=True)
+    return joined.with_columns(
+        pl.col(range_column(label)).fill_null(0.0) for label, _ in metrics
+    ).sort(partition)
+
+
+def range_columns(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    """The hidden tie-range columns of a per-query frame."""
+    return [name for name in frame.collect_schema().names() if name.startswith(TIE_RANGE)]
+
+
+def range_sums(per_query: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Per ``by`` group: ``n`` (the evaluated lists) and the sum of each tie-range column.
+
+    Sums of several frames (evaluate's passes) add up: concatenate them and sum again.
+    """
+    hidden = range_columns(per_query)
+    sums = [pl.len().alias("n"), *(pl.col(name).sum() for name in hidden)]
+    if not by:
+        return per_query.select(sums)
+    return per_query.group_by(list(by)).agg(sums)
+
+
+def tie_ranges(per_query: pl.DataFrame, by: Sequence[str], *, summed: bool = False) -> pl.DataFrame:
+    """How far the order of tied rows can move each system's mean: ``Σ range / n`` per metric.
+
+    ``per_query`` holds the hidden tie-range columns (evaluate's ``_tie_ranges=True``), or is
+    the concatenation of :func:`range_sums` frames (``summed=True``). The result has the
+    ``by`` keys, ``n`` (the evaluated lists) and one column per metric label: a mean over
+    ``n`` lists moves by at most the sum of its lists' ranges over ``n``.
+    """
+    by = list(by)
+    hidden = range_columns(per_query)
+    if summed:
+        totals = [pl.col("n").sum(), *(pl.col(name).sum() for name in hidden)]
+        per_query = per_query.group_by(by).agg(totals) if by else per_query.select(totals)
+    else:
+        per_query = range_sums(per_query, by)
+    moved = per_query.select(
+        *by,
+        "n",
+        *(
+            pl.when(pl.col("n") > 0)
+            .then(pl.col(name) / pl.col("n"))
+            .otherwise(0.0)
+            .alias(name.removeprefix(TIE_RANGE))
+            for name in hidden
+        ),
+    )
+    return moved.sort(by, nulls_last=True) if by else moved
+
+
+def user_site() -> tuple[str, int, dict[str, Any]]:
+    """The first frame outside this package and Polars: the user's line (file, line, globals).
+
+    A LazyFrame's evaluation runs when it is collected, in a Polars thread whose stack does not
+    reach the user: evaluate records this site when it is called, and the warnings given at
+    collection point at it (the line that asked for the evaluation).
+    """
+    package = os.path.dirname(os.path.abspath(__file__))
+    library = os.path.dirname(os.path.abspath(pl.__file__))
+    frame = sys._getframe(1)
+    while frame.f_back is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith((package + os.sep, library + os.sep)):
+            break
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_globals
+
+
+def warn_if_ties_move_means(
+    moved: pl.DataFrame,
+    by: Sequence[str],
+    *,
+    limit: float,
+    site: tuple[str, int, dict[str, Any]],
+) -> None:
+    """Warn once (a :class:`TieWarning`) if a tie order moves a mean by more than ``limit``.
+
+    ``moved`` is :func:`tie_ranges`' frame; ``site`` the user's line (:func:`user_site`).
+    """
+    by = list(by)
+    labels = [name for name in moved.columns if name not in {*by, "n"}]
     found = []
     for row in moved.iter_rows(named=True):
         # Text values quoted (a trailing space shows), others as printed: date=2024-06-01.
@@ -134,21 +247,46 @@ def warn_if_ties_move_means(  # noqa: PLR0917 (internal; one call site in evalua
             f"{key}={row[key]!r}" if isinstance(row[key], str) else f"{key}={row[key]}"
             for key in by
         )
-        for label, _ in metrics:
-            spread = row[label] / row["n"] if row["n"] else 0.0
+        for label in labels:
+            spread = row[label] or 0.0
             if spread > limit:
                 found.append(f"{label} by up to {spread:.4f}" + (f" ({system})" if system else ""))
-    if found:
-        shown = "; ".join(found[:6]) + (f"; and {len(found) - 6} more" if len(found) > 6 else "")
-        warnings.warn(
-            f"tied scores: the order of tied rows can move {shown} (best minus worst tie "
-            f"order, above tie_warning={limit:g}); rke.tie_report(...) (rank-eval --tie-report) "
-            "shows the range, and "
-            "ties='expected' gives the mean over all orders",
-            TieWarning,
-            stacklevel=stacklevel,
-        )
-    return per_query
+    if not found:
+        return
+    shown = "; ".join(found[:6]) + (f"; and {len(found) - 6} more" if len(found) > 6 else "")
+    filename, lineno, module_globals = site
+    warnings.warn_explicit(
+        f"tied scores: the order of tied rows can move {shown} (best minus worst tie "
+        f"order, above tie_warning={limit:g}); rke.tie_report(...) (rank-eval --tie-report) "
+        "shows the range, and "
+        "ties='expected' gives the mean over all orders",
+        TieWarning,
+        filename,
+        lineno,
+        module=module_globals.get("__name__", "__main__"),
+        registry=module_globals.setdefault("__warningregistry__", {}),
+        module_globals=module_globals,
+    )
+
+
+def warn_about_ties(
+    per_query: pl.DataFrame,
+    by: Sequence[str],
+    *,
+    limit: float | None,
+    site: tuple[str, int, dict[str, Any]] | None = None,
+) -> pl.DataFrame:
+    """Evaluate's tie check over a per-query frame: warn if due, drop the tie-range columns.
+
+    ``limit`` None only drops them; ``site`` is the user's line (:func:`user_site` by default).
+    """
+    hidden = range_columns(per_query)
+    if not hidden:
+        return per_query
+    if limit is not None:
+        moved = tie_ranges(per_query, by)
+        warn_if_ties_move_means(moved, by, limit=limit, site=site or user_site())
+    return per_query.drop(hidden)
 
 
 def tied_share(k: int | None) -> Metric:

@@ -234,7 +234,13 @@ def test_dropped_queries_warn_once_with_the_one_pass_count(generated) -> None:
         )
     with pytest.warns(rke.EmptyQueriesWarning) as many:
         passes = rke.evaluate(
-            log.lazy(), metrics, by="system", empty_queries="drop", catalog=N_ITEMS, n_buckets=5
+            log.lazy(),
+            metrics,
+            by="system",
+            empty_queries="drop",
+            catalog=N_ITEMS,
+            n_buckets=5,
+            tie_warning=None,  # a LazyFrame is tie-checked too: this test counts the other one
         ).collect()
     _same(passes, plain)
     assert [str(w.message) for w in many] == [str(w.message) for w in one]

@@ -6,13 +6,19 @@ sit in a group of equal scores; every order of each tie group), never from the p
 
 from __future__ import annotations
 
+import itertools
+import sys
 import warnings
+from collections.abc import Iterator
 
 import polars as pl
 import pytest
+from polars.io.plugins import register_io_source
 
 import polars_rankeval as rke
+from polars_rankeval._columns import make_columns
 from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.ties import mixed_tie_groups
 
 
 def _tail_tied_log() -> pl.DataFrame:
@@ -99,3 +105,196 @@ def test_tie_warning_is_strictly_above_the_limit(queries: int) -> None:
         rke.evaluate(log.lazy(), ["p@1"], tie_warning=moved).collect()
     with pytest.warns(rke.TieWarning, match=rf"p@1 by up to {moved:.4f}"):
         rke.evaluate(log, ["p@1"], tie_warning=moved * (1 - 1e-9))
+
+
+# ---- evaluate's tie check: every path, one read, only lists whose tie groups mix labels ----
+
+
+def _orders(rows: list[tuple[float, int | None]]) -> list[list[tuple[float, int | None]]]:
+    """Every order of ``(score, label)`` rows consistent with the scores (ties permuted)."""
+    groups: dict[float, list[tuple[float, int | None]]] = {}
+    for row in rows:
+        groups.setdefault(row[0] + 0.0, []).append(row)
+    found: list[list[tuple[float, int | None]]] = [[]]
+    for score in sorted(groups, reverse=True):
+        found = [done + list(p) for done in found for p in itertools.permutations(groups[score])]
+    return found
+
+
+def _precision(order: list[tuple[float, int | None]], k: int) -> float:
+    return sum(1 for _, label in order[:k] if (label or 0) >= 1) / k
+
+
+def _reciprocal_rank(order: list[tuple[float, int | None]]) -> float:
+    return next((1 / i for i, (_, label) in enumerate(order, 1) if (label or 0) >= 1), 0.0)
+
+
+def _brute_moves(log: pl.DataFrame, by: str) -> dict[tuple[str, str], float]:
+    """(system, metric) -> mean over its lists of (best - worst over every tie order)."""
+    spans: dict[tuple[str, str], list[float]] = {}
+    for (system, _query), rows in log.group_by(by, "query"):
+        orders = _orders(list(rows.select("score", "relevance").iter_rows()))
+        for name, value in (("p@3", lambda o: _precision(o, 3)), ("mrr", _reciprocal_rank)):
+            values = [value(order) for order in orders]
+            spans.setdefault((str(system), name), []).append(max(values) - min(values))
+    return {key: sum(v) / len(v) for key, v in spans.items()}
+
+
+def _small_tied_log() -> pl.DataFrame:
+    """Three systems over 6 queries of 6 rows: "mixed" ties relevant and non-relevant rows,
+    "same" ties only rows of equal label, "none" has no ties."""
+    labels = [[1, 0, 0, 1, 0, 0], [0, 0, 1, 0, 1, 0], [1, 1, 0, 0, 0, 0]] * 2
+    rows = []
+    for q, row_labels in enumerate(labels):
+        for i, label in enumerate(row_labels):
+            scores = {
+                "mixed": float(3 - i // 2),  # pairs (0,1), (2,3), (4,5) tie
+                "same": float(6 - i) if row_labels[i] != row_labels[i ^ 1] else float(3 - i // 2),
+                "none": float(6 - i),
+            }
+            rows.extend(
+                {"system": s, "query": f"q{q}", "item": f"d{i}", "score": v, "relevance": label}
+                for s, v in scores.items()
+            )
+    return pl.DataFrame(rows)
+
+
+def _shown(message: str, metric: str, system: str) -> float:
+    part = message.split(f"{metric} by up to ")[1]
+    assert part.split(" (", 1)[1].startswith(f"system='{system}'")
+    return float(part.split()[0])
+
+
+def _paths(log: pl.DataFrame) -> dict[str, object]:
+    """The ways a user runs the same evaluation; each returns its result (collected)."""
+    keywords = {"by": "system", "tie_warning": 0.0}
+    return {
+        "DataFrame": lambda: rke.evaluate(log, ["p@3", "mrr"], **keywords),
+        "LazyFrame": lambda: rke.evaluate(log.lazy(), ["p@3", "mrr"], **keywords).collect(),
+        "namespace": lambda: log.lazy().rank_eval.evaluate(["p@3", "mrr"], **keywords).collect(),
+        "per_query": lambda: rke.evaluate(log, ["p@3", "mrr"], per_query=True, **keywords),
+        "rescan passes": lambda: rke.evaluate(
+            log.lazy(), ["p@3", "mrr"], n_buckets=2, **keywords
+        ).collect(),
+        "spilled passes": lambda: rke.evaluate(log, ["p@3", "mrr"], n_buckets=5, **keywords),
+        "finished per query": lambda: rke.evaluate(
+            log.lazy(), ["p@3", "mrr", "num_q"], empty_queries="drop", **keywords
+        ).collect(),
+    }
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "DataFrame",
+        "LazyFrame",
+        "namespace",
+        "per_query",
+        "rescan passes",
+        "spilled passes",
+        "finished per query",
+    ],
+)
+def test_every_path_warns_with_the_brute_force_range(path: str) -> None:
+    log = _small_tied_log()
+    expected = _brute_moves(log, "system")
+    assert expected[("mixed", "mrr")] > 0
+    assert expected[("same", "mrr")] == expected[("none", "p@3")] == 0
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        _paths(log)[path]()  # type: ignore[operator]
+    tied = [w for w in record if issubclass(w.category, rke.TieWarning)]
+    assert len(tied) == 1, [str(w.message) for w in record]
+    message = str(tied[0].message)
+    for metric in ("p@3", "mrr"):
+        assert _shown(message, metric, "mixed") == pytest.approx(
+            expected[("mixed", metric)], abs=5e-5
+        )
+    assert "'same'" not in message
+    assert "'none'" not in message
+    # the warning points at this file (the user's line), not at the package or Polars
+    assert tied[0].filename == __file__
+
+
+def test_lazy_warning_points_at_the_line_that_called_evaluate() -> None:
+    log = _small_tied_log()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        lazy = rke.evaluate(log.lazy(), ["mrr"], by="system")  # the line warned about
+        line = lazy_line = sys._getframe().f_lineno - 1
+        lazy.collect()
+    assert [(w.filename, w.lineno) for w in record] == [(__file__, lazy_line)]
+    assert line == lazy_line
+
+
+def _counting_source(log: pl.DataFrame, reads: list[int]) -> pl.LazyFrame:
+    """A LazyFrame whose every read of the input is counted."""
+
+    def source(
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        reads.append(1)
+        frame = log if with_columns is None else log.select(with_columns)
+        if predicate is not None:
+            frame = frame.filter(predicate)
+        yield frame if n_rows is None else frame.head(n_rows)
+
+    return register_io_source(source, schema=log.schema)
+
+
+def test_the_lazy_check_reads_the_input_once() -> None:
+    log = _small_tied_log()
+    reads: list[int] = []
+    with pytest.warns(rke.TieWarning, match="mrr by up to"):
+        rke.evaluate(_counting_source(log, reads), ["mrr", "p@3"], by="system").collect()
+    assert len(reads) == 1
+
+
+@pytest.mark.filterwarnings("error::polars_rankeval.TieWarning")
+def test_ties_of_equal_labels_are_no_warning() -> None:
+    """Tie groups whose rows share a label cannot move a metric: no warning, even at 0."""
+    log = _small_tied_log().filter(pl.col("system") != "mixed")
+    rke.evaluate(log, ["p@3", "mrr", "map", "ndcg@3"], by="system", tie_warning=0.0)
+    rke.evaluate(log.lazy(), ["p@3", "mrr"], by="system", tie_warning=0.0).collect()
+
+
+def _brute_mixed(rows: list[tuple[float | None, int | None]]) -> bool:
+    """Some group of tied retrieved scores holds rows that the bounds would order apart:
+    positive labels by size, unjudged (null or negative) rows, judged zeros."""
+
+    def preference(label: int | None) -> float:
+        return 0.5 if label is None or label < 0 else float(max(label, 0))
+
+    groups: dict[float, set[float]] = {}
+    for score, label in rows:
+        if score is not None:
+            groups.setdefault(score + 0.0, set()).add(preference(label))
+    return any(len(kinds) > 1 for kinds in groups.values())
+
+
+def test_only_lists_whose_tie_groups_mix_labels_are_bounded() -> None:
+    """The selection rule against brute force on every small case of scores and labels."""
+    scores = [None, -0.0, 0.0, 1.0]
+    labels = [None, -1, 0, 1, 2]
+    rows = []
+    cases = list(itertools.product(itertools.product(scores, labels), repeat=2))
+    for index, case in enumerate(cases):
+        rows.extend(
+            {"query": f"q{index}", "item": f"d{i}", "score": s, "relevance": r}
+            for i, (s, r) in enumerate(((3.0, 1), *case))
+        )
+    log = pl.DataFrame(rows, schema_overrides={"score": pl.Float64, "relevance": pl.Int64})
+    columns = make_columns(
+        query="query", item="item", score="score", relevance="relevance", by=None
+    )
+    flagged = (
+        log.group_by("query")
+        .agg(mixed_tie_groups(columns, "unjudged").first().alias("mixed"))
+        .sort(pl.col("query").str.slice(1).cast(pl.Int64))
+    )
+    expected = [_brute_mixed([(3.0, 1), *case]) for case in cases]
+    assert flagged["mixed"].to_list() == expected
+    assert 0 < sum(expected) < len(expected)

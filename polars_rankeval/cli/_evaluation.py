@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import polars as pl
 
 from polars_rankeval._columns import make_columns
-from polars_rankeval._plan import TIED, finish_all
+from polars_rankeval._plan import finish_all
 from polars_rankeval._settings import settings_for
 from polars_rankeval._summary import drop_empty_queries, per_query_only, summary
 from polars_rankeval.cli._constants import _COLUMN_ROLES
@@ -34,7 +34,7 @@ from polars_rankeval.registry import (
     trec_measure_of,
 )
 from polars_rankeval.tables import Tables, make_tables
-from polars_rankeval.ties import tie_sensitive, warn_if_ties_move_means
+from polars_rankeval.ties import warn_about_ties
 from polars_rankeval.validation import warn_if_empty
 
 _DIGITS = 9  # relstring: labels above 9 have no digit of their own
@@ -119,7 +119,7 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
     tables = _tables(args, data, names, by)
     per_query = finish_all(per_query.lazy(), resolved, [*by, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)
-    _warn_about_ties(args, data, per_query, resolved, names, by, tables)
+    per_query = _warn_about_ties(args, per_query, by)
     means = summary(per_query.lazy(), resolved, by, tables).collect()
     if args.per_query:  # per-system metrics have no per-query rows (a warning says so)
         per_query = per_query_only(per_query, resolved)
@@ -178,47 +178,14 @@ def _trec_summary(
     return kept.join(found, on=by, how="left", nulls_equal=True).select(means.columns)
 
 
-def _warn_about_ties(  # noqa: PLR0917 (the command's state, passed through)
-    args: argparse.Namespace,
-    data: pl.LazyFrame,
-    per_query: pl.DataFrame,
-    resolved: list[tuple[str, Metric]],
-    names: dict[str, Any],
-    by: list[str],
-    tables: Tables,
-) -> None:
-    """Evaluate's TieWarning for the command (``--tie-warning``, default 0.01; off: 0)."""
-    limit = args.tie_warning
-    if not limit:
-        return
-    _, settings = settings_for(
-        args.convention,
-        {
-            "relevance_level": args.relevance_level,
-            "ties": args.ties,
-            "missing_queries": "zero" if args.complete else None,
-            "duplicates": args.duplicates,
-            "nan_scores": args.nan_scores,
-            "empty_queries": args.empty_queries,
-        },
-    )
-    if not tie_sensitive(resolved, settings):
-        return
-    columns = make_columns(**names, by=by or None)
-    data, _ = maybe_from_lists(data, columns)  # per-user lists: the long format evaluate read
-    score = pl.col(columns.score)
-    # a list has ties when its retrieved scores are not all distinct (-0.0 and 0.0 tie)
-    tied = (
-        data.filter(score.is_not_null())
-        .group_by(columns.partition)
-        .agg(((score + 0.0).n_unique() < pl.len()).alias(TIED))
-        .collect()
-    )
-    flagged = per_query.join(tied, on=columns.partition, how="left", nulls_equal=True)
-    flagged = flagged.with_columns(pl.col(TIED).fill_null(value=False))
-    warn_if_ties_move_means(
-        data, flagged, resolved, settings, columns, tables, limit=limit, stacklevel=2
-    )
+def _warn_about_ties(
+    args: argparse.Namespace, per_query: pl.DataFrame, by: list[str]
+) -> pl.DataFrame:
+    """Evaluate's TieWarning for the command (``--tie-warning``, default 0.01; off: 0).
+
+    The tie ranges come from evaluate's own pass (``_tie_ranges=True``); the rule is ties.py's.
+    """
+    return warn_about_ties(per_query, by, limit=args.tie_warning or None)
 
 
 def _table_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -339,6 +306,7 @@ def _per_query(
             empty_queries=args.empty_queries,
             **_table_options(args),
             _hidden=True,
+            _tie_ranges=bool(getattr(args, "tie_warning", None)),
             n_buckets=args.buckets,
             progress=False if args.no_progress else None,
             spill_dir=args.spill_dir,
