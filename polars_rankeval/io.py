@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import errno
 import gzip
+import os
+import tempfile
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from os import PathLike
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +19,7 @@ import polars as pl
 from polars_rankeval._columns import as_polars, check_schema, make_columns
 from polars_rankeval.errors import (
     ColumnTypeError,
+    DuplicateItemError,
     InvalidOptionError,
     QueryCoverageWarning,
     ResourceError,
@@ -65,6 +69,82 @@ def _bad_gzip(shown: str, error: BaseException) -> TrecFormatError:
         "corrupt; download or compress it again"
     )
     return TrecFormatError(msg, path=shown)
+
+
+def write_atomically(
+    path: str | PathLike[str], write: Callable[[Path], object], *, overwrite: bool = True, who: str
+) -> Path:
+    """Write a file whole or not at all: ``write`` fills a temporary file beside ``path``.
+
+    The temporary file (hidden, in the same folder, so the rename stays on one file system) is
+    renamed over ``path`` only once ``write`` has returned; on any error it is removed and the
+    target is left as it was, so a full disk never leaves a 0-byte or half-written output. A
+    symlink is written through (its target is replaced); a path that exists but is not a
+    regular file (``/dev/stdout``, a FIFO) is written directly, as there is nothing to replace.
+
+    Parameters
+    ----------
+    path
+        The file to write.
+    write
+        Writes the content to the path it is given.
+    overwrite
+        Replace an existing file (else a :class:`~polars_rankeval.errors.ResourceError`).
+    who
+        What writes (``"rank-eval"``, ``"report.save()"``), for the messages.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    target = Path(path)
+    real = Path(os.path.realpath(target))
+    if real.exists() and not overwrite:
+        msg = f"{who}: {str(target)!r} exists; pass overwrite=True to replace it"
+        raise ResourceError(msg)
+    if real.is_dir():
+        msg = f"{who}: cannot write {str(target)!r}: it is a directory"
+        raise ResourceError(msg)
+    if real.exists() and not real.is_file():
+        try:
+            write(real)
+        except OSError as error:
+            raise _unwritable(who, target, error) from error
+        return target
+    try:
+        # hidden, and with the target's suffix, which writers such as Altair read the format from
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{real.stem}.tmp-", suffix=real.suffix, dir=real.parent
+        )
+    except OSError as error:
+        raise _unwritable(who, target, error) from error
+    os.close(handle)
+    scratch = Path(temporary)
+    try:
+        write(scratch)
+        # mkstemp makes the file private (0600): give it the mode a plain open() would
+        mode = real.stat().st_mode & 0o7777 if real.exists() else 0o666 & ~_umask()
+        scratch.chmod(mode)
+        os.replace(scratch, real)
+    except BaseException as error:
+        scratch.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _unwritable(who, target, error) from error
+        raise
+    return target
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def _unwritable(who: str, target: Path, error: OSError) -> ResourceError:
+    reason = error.strerror or str(error)
+    msg = f"{who}: cannot write {str(target)!r}: {reason}; nothing was written"
+    return ResourceError(msg)
 
 
 def _is_number(text: str) -> bool:
@@ -342,6 +422,7 @@ def read_trec_qrels(path: str | Path, *, subtopics: bool = False) -> pl.LazyFram
         ],
     )
     if subtopics:
+        _refuse_repeated_judgments(fields, path)
         judged = fields.select(
             _field(0).alias("query"),
             _field(1).alias(SUBTOPIC),
@@ -374,6 +455,37 @@ def read_trec_qrels(path: str | Path, *, subtopics: bool = False) -> pl.LazyFram
     return fields.select(
         _field(0).alias("query"), _field(2).alias("item"), label.alias("relevance")
     ).lazy()
+
+
+def _refuse_repeated_judgments(fields: pl.DataFrame, path: str | Path) -> None:
+    """A (topic, subtopic, docno) on two lines is refused, whether the labels agree or not.
+
+    Kept, the item would be judged twice: alpha-nDCG rose to 1.5 (round-4 audit F2). ndeval
+    gives repeats no meaning of its own (a repeated line sets the item's judgment again, the
+    survivor of a conflicting pair being whichever its unstable sort puts last, and adds to the
+    subtopic's count of relevant documents that MAP-IA divides by), and plain qrels refuse
+    repeated (query, item) rows, identical or not: so do these, naming both lines.
+    """
+    key = [_field(0), _field(1), _field(2)]
+    marked = fields.with_columns(pl.col(_LINE).min().over(key).alias("__rke_first"))
+    repeat = marked.filter(pl.col(_LINE) > pl.col("__rke_first")).head(1)
+    if repeat.height == 0:
+        return
+    row = repeat.select(
+        _LINE,
+        pl.col("__rke_first").alias("first"),
+        *(field.alias(f"f{index}") for index, field in enumerate(key)),
+        _field(3).alias("label"),
+    )
+    again = row.row(0, named=True)
+    earlier = fields.filter(pl.col(_LINE) == again["first"]).select(_field(3)).item()
+    same = "the same label" if earlier == again["label"] else "another label"
+    msg = (
+        f"{path}:{again[_LINE]}: query {again['f0']!r} judges item {again['f2']!r} for subtopic "
+        f"{again['f1']!r} again ({same}; first at line {again['first']}): each (topic, "
+        "subtopic, docno) is judged once; remove the repeated line"
+    )
+    raise DuplicateItemError(msg)
 
 
 def _warn_single_subtopic(judged: pl.DataFrame, path: str | Path) -> None:

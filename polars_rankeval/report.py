@@ -26,13 +26,14 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval._options import check_choice
 from polars_rankeval.compare import CORRECTION_NAMES, TEST_NAMES
+from polars_rankeval.compare._pairing import display_order
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
     InvalidOptionError,
-    ResourceError,
 )
+from polars_rankeval.io import write_atomically
 
 Format = Literal["markdown", "latex", "html"]
 _NEEDED = (
@@ -102,18 +103,14 @@ class Report(str):
         An existing file is kept unless ``overwrite=True``: a table is often written next to
         the log or the paper it came from.
         """
-        target = Path(path)
         text = self.text if self.text.endswith("\n") else self.text + "\n"
-        try:
-            with target.open("w" if overwrite else "x", encoding="utf-8") as out:
-                out.write(text)
-        except FileExistsError:
-            msg = f"report.save(): {str(target)!r} exists; pass overwrite=True to replace it"
-            raise ResourceError(msg) from None
-        except OSError as error:
-            msg = f"report.save(): cannot write {str(target)!r}: {error.strerror or error}"
-            raise ResourceError(msg) from error
-        return target
+        # whole or not at all: a full disk leaves no empty or half-written table
+        return write_atomically(
+            path,
+            lambda out: out.write_text(text, encoding="utf-8"),
+            overwrite=overwrite,
+            who="report.save()",
+        )
 
 
 @dataclass(frozen=True)
@@ -223,9 +220,8 @@ def _order(
     directions: dict[str, bool],
 ) -> list[str]:
     if sort is None:
-        # Case-folded, so "fub03" sorts beside "FUB02" rather than after every capital.
-        rest = sorted((s for s in systems if s != first), key=lambda s: (s.casefold(), s))
-        return [first, *rest]
+        # The first baseline, then the others in the order the charts use too (case-folded).
+        return [first, *display_order(s for s in systems if s != first)]
     if isinstance(sort, str):
         if sort not in metrics:
             msg = (

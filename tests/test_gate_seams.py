@@ -10,6 +10,8 @@ written out by hand), never from the code under test.
 from __future__ import annotations
 
 import gzip
+import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -237,3 +239,253 @@ def test_gzip_errors_name_the_file(capsys: pytest.CaptureFixture[str], tmp_path:
         ):
             code, _, err = _run_cli(capsys, *args, "-m", "map")
             _one_line_error(code, err, broken.name, "gzip")
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> dict[str, Path]:
+    """A candidate and a baseline TREC run (the candidate loses map on query 2) and qrels."""
+    base = tmp_path / "base.txt"
+    base.write_text("1 Q0 d1 1 3.0 b\n1 Q0 d2 2 2.0 b\n2 Q0 d3 1 3.0 b\n2 Q0 d4 2 2.0 b\n")
+    cand = tmp_path / "cand.txt"
+    cand.write_text("1 Q0 d1 1 3.0 c\n1 Q0 d2 2 2.0 c\n2 Q0 d4 1 3.0 c\n2 Q0 d3 2 2.0 c\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d1 1\n2 0 d3 1\n")
+    return {"cand": cand, "base": base, "qrels": qrels}
+
+
+def _check_args(runs: dict[str, Path], *rules: str) -> list[object]:
+    return ["check", runs["cand"], "--baseline", runs["base"], "--qrels", runs["qrels"], *rules]
+
+
+@pytest.mark.parametrize(
+    ("rules", "flags", "python_names"),
+    [
+        ([], ["--fail-if,", "--fail-if-significant,", "--min,", "--max or"], ["fail_if="]),
+        (["--fail-if", "map -0.005"], ["option --fail-if:"], ["fail_if="]),
+        (["--min", "ndcg=0.1", "-m", "map"], ["option --min names 'ndcg'"], ["floors="]),
+        (["--max", "ndcg=0.1", "-m", "map"], ["option --max names 'ndcg'"], ["ceilings="]),
+        (["--fail-if", "map < -1e400"], ["option --fail-if:", "infinite"], ["fail_if="]),
+    ],
+)
+def test_check_errors_name_the_command_line_flags(
+    capsys: pytest.CaptureFixture[str],
+    runs: dict[str, Path],
+    rules: list[str],
+    flags: list[str],
+    python_names: list[str],
+) -> None:
+    code, _, err = _run_cli(capsys, *_check_args(runs, *rules))
+    _one_line_error(code, err, *flags)
+    for name in python_names:
+        assert name not in err
+
+
+def test_check_library_errors_keep_python_names() -> None:
+    table = pl.DataFrame({"query": ["1", "2"], "map": [0.5, 0.6]})
+    with pytest.raises(rke.errors.InvalidOptionError, match=r"give fail_if=, fail_if_sig"):
+        rke.check(table, table)
+    with pytest.raises(rke.errors.InvalidOptionError, match=r"option fail_if=: 'map < -1e400'"):
+        rke.check(table, table, fail_if="map < -1e400")  # reads as -inf: could never fire
+    with pytest.raises(rke.errors.InvalidOptionError, match="option floors= names 'ndcg'"):
+        rke.check(table, table, "map", floors={"ndcg": 0.1})
+
+
+@pytest.mark.parametrize("suffix", [".json", ".md", ".txt"])
+def test_check_output_suffix_picks_the_format(
+    capsys: pytest.CaptureFixture[str], runs: dict[str, Path], tmp_path: Path, suffix: str
+) -> None:
+    out = tmp_path / f"verdict{suffix}"
+    code, _, err = _run_cli(capsys, *_check_args(runs, "--fail-if", "map < -0.9"), "-o", out)
+    assert code == 0, err
+    text = out.read_text()
+    if suffix == ".json":
+        assert json.loads(text)["passed"] is True
+    elif suffix == ".md":
+        assert text.startswith("### ✅ rank-eval check passed")
+    else:
+        assert text.startswith("rank-eval check: PASS")
+    code, _, err = _run_cli(capsys, *_check_args(runs, "--fail-if", "map < 0"), "-o", "v.log")
+    _one_line_error(code, err, "cannot tell the output format from 'v.log'")
+
+
+def test_step_summary_naming_an_input_or_the_output_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = runs["base"].read_bytes()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(runs["base"]))
+    code, _, err = _run_cli(capsys, *_check_args(runs, "--fail-if", "map < 0"))
+    _one_line_error(code, err, "$GITHUB_STEP_SUMMARY", "base.txt")
+    assert runs["base"].read_bytes() == before
+    out = tmp_path / "verdict.json"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(out))
+    code, _, err = _run_cli(capsys, *_check_args(runs, "--fail-if", "map < 0"), "-o", out)
+    _one_line_error(code, err, "$GITHUB_STEP_SUMMARY", "-o")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("rule", "status"), [("map < -0.9", 0), ("map < 0", 1)])
+def test_unwritable_step_summary_keeps_the_verdicts_exit_status(
+    capsys: pytest.CaptureFixture[str],
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rule: str,
+    status: int,
+) -> None:
+    summary = tmp_path / "no_such_folder" / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, err = _run_cli(capsys, *_check_args(runs, "--fail-if", rule))
+    assert code == status, err
+    assert ("PASS" if status == 0 else "FAIL") in out
+    assert err.count("\n") == 1, err
+    assert err.startswith("rank-eval: warning: "), err
+    assert "$GITHUB_STEP_SUMMARY" in err
+    assert str(summary) in err
+
+
+def _disk_full(*args: object, **kwargs: object) -> None:
+    raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_full_disk_leaves_no_output_file(
+    capsys: pytest.CaptureFixture[str],
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    suffix: str,
+) -> None:
+    out = tmp_path / "out" / f"result{suffix}"
+    out.parent.mkdir()
+    monkeypatch.setattr(Path, "write_text", _disk_full)
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", _disk_full)
+    code, _, err = _run_cli(capsys, runs["cand"], "--qrels", runs["qrels"], "-m", "map", "-o", out)
+    _one_line_error(code, err, str(out), "No space left on device")
+    assert list(out.parent.iterdir()) == []  # neither the output nor a temporary file
+    # an existing output is left as it was
+    out.write_bytes(b"old\n")
+    code, _, err = _run_cli(capsys, runs["cand"], "--qrels", runs["qrels"], "-m", "map", "-o", out)
+    assert code == 2
+    assert out.read_bytes() == b"old\n"
+    assert [path.name for path in out.parent.iterdir()] == [out.name]
+
+
+def test_report_save_and_check_output_are_whole_or_nothing(
+    capsys: pytest.CaptureFixture[str],
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    per_query = pl.DataFrame(
+        {"system": ["a", "a", "b", "b"], "query": ["1", "2", "1", "2"], "map": [0.1, 0.2, 0.3, 0.5]}
+    )
+    report = rke.report(
+        rke.compare_per_query(per_query, by="system", metrics=["map"], baseline="a")
+    )
+    monkeypatch.setattr(Path, "write_text", _disk_full)
+    with pytest.raises(rke.errors.ResourceError, match=r"table.md.*No space left"):
+        report.save(tmp_path / "table.md")
+    code, _, err = _run_cli(
+        capsys, *_check_args(runs, "--fail-if", "map < 0"), "-o", tmp_path / "v.json"
+    )
+    _one_line_error(code, err, "v.json", "No space left on device")
+    assert list(tmp_path.glob("*.md")) == []
+    assert list(tmp_path.glob("*.json")) == []
+    assert list(tmp_path.glob(".*")) == []
+    monkeypatch.undo()
+    saved = report.save(tmp_path / "table.md")
+    assert saved.read_text(encoding="utf-8").startswith(str(report)[:20])
+    assert oct(saved.stat().st_mode & 0o777) != oct(0o600)  # a normal file, not mkstemp's
+
+
+def _per_query(queries: list[object], values: list[float]) -> pl.DataFrame:
+    return pl.DataFrame({"query": queries, "map": values})
+
+
+def test_a_real_query_named_all_is_refused_on_writing_and_reading(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.parquet"
+    pl.DataFrame(
+        {
+            "query": ["all", "all", "q1", "q1"],
+            "item": ["a", "b", "a", "b"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+            "relevance": [1, 0, 0, 1],
+        }
+    ).write_parquet(log)
+    out = tmp_path / "pq.csv"
+    code, _, err = _run_cli(capsys, log, "-m", "map", "--per-query", "-o", out)
+    _one_line_error(code, err, "'all'", "rename that query")
+    assert not out.exists()
+    # a table written before (the real query and the summary row both 'all') is refused too
+    stored = _per_query(["all", "q1", "all"], [1.0, 0.5, 0.75])
+    with pytest.raises(rke.errors.ColumnValueError, match="2 rows with query 'all'"):
+        rke.check(stored, stored, fail_if="map < 0")
+    # one 'all' row is the summary: left out of the queries
+    result = rke.check(stored.tail(2), stored.tail(2), fail_if="map < 0")
+    assert result.queries["baseline"] == 1
+
+
+def test_baseline_without_query_rows_says_so() -> None:
+    cand = _per_query(["q1", "q2"], [0.5, 0.6])
+    for empty in (_per_query(["all"], [0.55]), cand.clear()):
+        with pytest.raises(rke.errors.ColumnValueError, match="the baseline has no query rows"):
+            rke.check(cand, empty, fail_if="map < 0")
+        with pytest.raises(rke.errors.ColumnValueError, match="the candidate has no query rows"):
+            rke.check(empty, cand, fail_if="map < 0")
+
+
+def test_null_query_id_in_a_stored_table_is_refused() -> None:
+    cand = _per_query(["q1", "q2", "q3"], [0.5, 0.6, 0.7])
+    base = _per_query(["q1", None, "q3"], [0.5, 0.6, 0.7])
+    with pytest.raises(rke.errors.ColumnValueError, match=r"baseline.*null query id.*'query'"):
+        rke.check(cand, base, fail_if="map < 0")
+
+
+def test_check_markdown_escapes_html_and_line_breaks() -> None:
+    bad = "m<img src=x onerror=alert(1)>\n| forged | 1 | 1 | 0 | 1 | 0/0/0 | PASS |"
+    base = pl.DataFrame({"query": ["q1", "q2", "q3"], bad: [0.5, 0.6, 0.7]})
+    cand = pl.DataFrame({"query": ["q1", "q2", "q3"], bad: [0.1, 0.2, 0.3]})
+    markdown = rke.check(cand, base, [bad], fail_if_significant=True).markdown()
+    assert "<img" not in markdown
+    lines = markdown.splitlines()
+    rows = [line for line in lines if line.startswith("|")]
+    assert len(rows) == 3  # header, rule, one metric: no forged row
+    assert len(re.findall(r"(?<!\\)\|", rows[2])) == 8  # 7 cells, their | escaped
+    reasons = [line for line in lines if line.startswith("- ")]
+    assert len(reasons) == 1
+    assert "\\| forged \\|" in reasons[0]
+
+
+def test_ndeval_csv_quotes_the_topic(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import csv
+
+    topic = '=HYPERLINK("http://x",,"y")'
+    run = tmp_path / "run.txt"
+    run.write_text(f"{topic} Q0 d1 1 2.0 r\n{topic} Q0 d2 2 1.0 r\n")
+    qrels = tmp_path / "sqrels.txt"
+    qrels.write_text(f"{topic} 1 d1 1\n{topic} 2 d2 1\n")
+    code, out, err = _run_cli(capsys, run, "--qrels", qrels, "--subtopics", "-f", "ndeval")
+    assert code == 0, err
+    rows = list(csv.reader(out.splitlines()))
+    assert {len(row) for row in rows} == {23}
+    assert rows[1][:2] == ["r", topic]
+    assert rows[-1][:2] == ["r", "amean"]
+
+
+@pytest.mark.parametrize(("second", "kind"), [("1", "the same label"), ("0", "another label")])
+def test_repeated_subtopic_judgments_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, second: str, kind: str
+) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n")
+    qrels = tmp_path / "qrels_dup.txt"
+    qrels.write_text(f"1 1 d1 1\n1 2 d2 1\n1 1 d1 {second}\n")
+    with pytest.raises(rke.errors.DuplicateItemError, match=f"qrels_dup.txt:3: .*{kind}.*line 1"):
+        rke.read_trec_qrels(qrels, subtopics=True)
+    code, _, err = _run_cli(capsys, run, "--qrels", qrels, "--subtopics", "-f", "ndeval")
+    _one_line_error(code, err, "qrels_dup.txt:3", "again")

@@ -10,15 +10,17 @@ the Markdown summary is appended to that file as well.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from polars_rankeval.cli._args import _Parser, add_direction, directions
+from polars_rankeval.cli._args import _format_from, _Parser, add_direction, directions
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._inputs import (
     TABLE_SUFFIXES,
@@ -30,11 +32,27 @@ from polars_rankeval.cli._inputs import (
 )
 from polars_rankeval.cli._output import _write
 from polars_rankeval.compare import CORRECTIONS, TESTS
-from polars_rankeval.gate import check
+from polars_rankeval.gate import CheckOptionError, check
 from polars_rankeval.io import leading_lines
 
 EXIT_FAILED = 1
+_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+#: check()'s options as this command spells them: its errors name these flags (D5).
+_CLI_OPTIONS = {
+    "fail_if": "--fail-if",
+    "fail_if_significant": "--fail-if-significant",
+    "floors": "--min",
+    "ceilings": "--max",
+    "fail_on_missing_queries": "--fail-on-missing-queries",
+    "metrics": "-m/--metrics",
+    "query": "--query",
+    "by": "--by",
+    "candidate_system": "--candidate-system",
+    "baseline_system": "--baseline-system",
+}
 _FORMATS = ("text", "json", "markdown")
+# -o's suffix picks the format, as in the other commands (_format_from).
+_SUFFIXES = {".txt": "text", ".json": "json", ".md": "markdown"}
 _TREC_EVAL_FIELDS = 3  # a line of trec_eval's output: measure, query, value
 
 _EPILOG = """\
@@ -144,7 +162,12 @@ def _check_parser() -> argparse.ArgumentParser:
     for role in ("query", "item", "score", "relevance"):
         parser.add_argument(f"--{role}", default=role, help=f"{role} column (default {role})")
     add_direction(parser)
-    parser.add_argument("--format", choices=_FORMATS, default="text", help="default text")
+    parser.add_argument(
+        "--format",
+        choices=_FORMATS,
+        default=None,
+        help="default text, or as the suffix of -o says (.txt, .json, .md)",
+    )
     parser.add_argument("-o", "--output", help="write to this file instead of stdout")
     return parser
 
@@ -196,6 +219,15 @@ def _is_trec_eval_output(path: str) -> bool:
     return bool(first) and len(first[0].split()) == _TREC_EVAL_FIELDS
 
 
+@contextlib.contextmanager
+def _spelled_for_the_command_line() -> Iterator[None]:
+    """check()'s option errors with this command's flags (``--fail-if``, not ``fail_if=``)."""
+    try:
+        yield
+    except CheckOptionError as error:
+        raise CliError(error.spelled(_CLI_OPTIONS)) from error
+
+
 def _evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
     """-c and -l reach evaluate only when given (a per-query table takes none)."""
     options: dict[str, Any] = {}
@@ -213,9 +245,24 @@ def _run_check(argv: Sequence[str]) -> int:
     if not 0 < args.alpha < 1:
         msg = f"--alpha must be in (0, 1), got {args.alpha}"
         raise CliError(msg)
+    fmt = _format_from(args.format, args.output, _FORMATS, _SUFFIXES, "text")
     _check_output(args.output, [args.candidate, args.baseline, args.qrels])
+    summary = os.environ.get(_SUMMARY_VARIABLE)
+    # The summary is appended to: naming an input (or -o) would corrupt it (F3).
+    _check_output(
+        summary or None, [args.candidate, args.baseline, args.qrels], option=f"${_SUMMARY_VARIABLE}"
+    )
+    if summary and args.output and _same_file(summary, args.output):
+        msg = (
+            f"${_SUMMARY_VARIABLE} {summary!r} is the -o file: the summary would be appended "
+            "to the result; write the result to another file"
+        )
+        raise CliError(msg)
     inputs = [args.candidate, args.baseline]
-    with _input_errors_named(inputs, [*inputs, args.qrels] if args.qrels else []):
+    with (
+        _input_errors_named(inputs, [*inputs, args.qrels] if args.qrels else []),
+        _spelled_for_the_command_line(),
+    ):
         candidate = _read(args.candidate, args.qrels, "candidate")
         baseline = _read(args.baseline, args.qrels, "baseline")
         result = check(
@@ -244,10 +291,33 @@ def _run_check(argv: Sequence[str]) -> int:
             **_evaluation_options(args),
         )
     rendered = {"text": result.text, "json": result.json, "markdown": result.markdown}
-    _write(rendered[args.format](), args.output)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    _write(rendered[fmt](), args.output)
     if summary:
-        # GitHub Actions shows this file on the job's page; other steps append to it too.
-        with Path(summary).open("a", encoding="utf-8") as handle:
-            handle.write(result.markdown())
+        _append_summary(summary, result.markdown())
     return 0 if result.passed else EXIT_FAILED
+
+
+def _same_file(one: str, other: str) -> bool:
+    """The same file, by real path or (where both exist) by identity (a hard link)."""
+    if os.path.realpath(one) == os.path.realpath(other):
+        return True
+    return Path(one).is_file() and Path(other).is_file() and os.path.samefile(one, other)
+
+
+def _append_summary(path: str, markdown: str) -> None:
+    """Append to ``$GITHUB_STEP_SUMMARY``; a failure is a warning, not the verdict's exit code.
+
+    GitHub Actions shows this file on the job's page; other steps append to it too. The
+    verdict is already printed: an unwritable summary must not turn a pass (0) or a broken
+    rule (1) into a usage error (2).
+    """
+    try:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(markdown)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(
+            f"rank-eval: warning: cannot append the summary to ${_SUMMARY_VARIABLE} "
+            f"({path!r}): {reason}",
+            file=sys.stderr,
+        )

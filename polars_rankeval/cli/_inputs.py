@@ -67,11 +67,12 @@ def _input_files(path: str) -> list[Path]:
     return files
 
 
-def _check_output(output: str | None, inputs: Sequence[str | None]) -> None:
+def _check_output(output: str | None, inputs: Sequence[str | None], *, option: str = "-o") -> None:
     """Refuse ``-o`` naming an input (the run would replace the log it reads with its result).
 
     Real paths are compared, and file identities where the output exists, so a symlink, a
-    hard link, ``./x`` or a glob match of the input is caught too.
+    hard link, ``./x`` or a glob match of the input is caught too. ``option`` names the
+    output in the message (``$GITHUB_STEP_SUMMARY`` is checked the same way).
     """
     if output is None:
         return
@@ -86,8 +87,8 @@ def _check_output(output: str | None, inputs: Sequence[str | None]) -> None:
             ):
                 which = repr(given) if str(file) == given else f"{str(file)!r} (of input {given!r})"
                 msg = (
-                    f"-o {output!r} is the input {which}: it would be overwritten by the result; "
-                    "write the result to another file"
+                    f"{option} {output!r} is the input {which}: it would be overwritten by the "
+                    "result; write the result to another file"
                 )
                 raise CliError(msg)
 

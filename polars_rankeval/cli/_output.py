@@ -6,6 +6,8 @@ to the ``-o`` file.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ import polars as pl
 from polars_rankeval.cli._constants import NDEVAL_MEASURES, SUMMARY_QUERY, Format
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._evaluation import Result
+from polars_rankeval.io import write_atomically
 from polars_rankeval.registry import TREC_QUERY_ONLY, TREC_SUMMARY_ONLY, trec_measure_of
 
 _TREC_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f"
@@ -25,6 +28,15 @@ def _table(result: Result) -> pl.DataFrame:
     if result.per_query is None:
         return result.summary
     per_query = result.per_query
+    named = per_query.filter(pl.col(result.query).cast(pl.String) == SUMMARY_QUERY)
+    if named.height:
+        # The summary row would be told from this query by nothing: a reader (rank-eval check)
+        # drops both, or cannot tell which is which.
+        msg = (
+            f"a query is named {SUMMARY_QUERY!r} (column {result.query!r}), the id of the summary "
+            "rows --per-query adds, so a reader could not tell them apart: rename that query"
+        )
+        raise CliError(msg)
     summary = result.summary.with_columns(pl.lit(SUMMARY_QUERY).alias(result.query))
     # The relaxed concat makes the query column a string, so it can hold "all" whatever the
     # dtype of the ids (int, categorical, enum...), and lets a mean (float) sit under an int.
@@ -158,17 +170,20 @@ def _ndeval(result: Result, runid: str, run_queries: list[object]) -> str:
         raise CliError(msg)
     names = dict(NDEVAL_MEASURES)
     labels = [label for label, _ in result.metrics]
-    header = ",".join(["runid", "topic", *(names.get(label, label) for label in labels)])
     evaluated = {str(row[result.query]): row for row in result.per_query.iter_rows(named=True)}
     topics = sorted({str(q) for q in run_queries} | set(evaluated), key=_ndeval_topic)
-    lines = [header]
+    # The csv module quotes a field only where it must (a comma, a quote, a line break), so
+    # plain ids print as ndeval prints them and odd ones cannot add or shift columns.
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["runid", "topic", *(names.get(label, label) for label in labels)])
     for topic in topics:
         row = evaluated.get(topic)
         values = [_ndeval_number(row[label] if row else 0.0) for label in labels]
-        lines.append(",".join([runid, _ndeval_topic(topic)[1], *values]))
+        writer.writerow([runid, _ndeval_topic(topic)[1], *values])
     means = result.summary.row(0, named=True)
-    lines.append(",".join([runid, "amean", *(_ndeval_number(means[label]) for label in labels)]))
-    return "".join(f"{line}\n" for line in lines)
+    writer.writerow([runid, "amean", *(_ndeval_number(means[label]) for label in labels)])
+    return text.getvalue()
 
 
 def _render(result: Result, fmt: Format) -> str | pl.DataFrame:
@@ -198,10 +213,16 @@ def _text_table(table: pl.DataFrame, *, digits: int = 4, width: int = 200) -> st
 
 
 def _write(rendered: str | pl.DataFrame, output: str | None) -> None:
+    """Every command's output: to stdout, or whole or not at all to the ``-o`` file."""
     if output is None:
         # _output_format refused parquet without -o, so this is text.
         sys.stdout.write(str(rendered))
-    elif isinstance(rendered, pl.DataFrame):
-        rendered.write_parquet(output)
-    else:
-        Path(output).write_text(rendered, encoding="utf-8")
+        return
+
+    def write(path: Path) -> None:
+        if isinstance(rendered, pl.DataFrame):
+            rendered.write_parquet(path)
+        else:
+            path.write_text(rendered, encoding="utf-8")
+
+    write_atomically(output, write, who="rank-eval")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_rankeval._metric_lists import split_each
-from polars_rankeval.cli._args import _Parser, _split_by
+from polars_rankeval.cli._args import _format_from, _Parser, _split_by
 from polars_rankeval.cli._constants import SYSTEM
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._inputs import (
@@ -30,6 +30,7 @@ from polars_rankeval.similarity import TIES, similarity
 
 SIMILARITY_METRICS = "rbo(p=0.9),jaccard@10"
 _FORMATS = ("table", "csv", "json")
+_SUFFIXES = {".txt": "table", ".csv": "csv", ".json": "json"}
 
 
 def _similarity_parser() -> argparse.ArgumentParser:
@@ -129,10 +130,7 @@ def _run_similarity(argv: Sequence[str]) -> None:
     if not by:
         msg = "similarity needs --by COLS, the column(s) whose values are the systems"
         raise CliError(msg)
-    fmt = args.format
-    if fmt is None and args.output:
-        suffix = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
-        fmt = suffix if suffix in ("csv", "json") else "table"
+    fmt = _format_from(args.format, args.output, _FORMATS, _SUFFIXES, "table")
     metrics = split_each(args.metrics or [SIMILARITY_METRICS])
     _check_output(args.output, args.log)
     with _input_errors_named(args.log, args.log if runs else []):
@@ -158,4 +156,4 @@ def _run_similarity(argv: Sequence[str]) -> None:
             ties=args.ties,
             within=_split_by(args.within) or None,
         )
-    _write(_render(table, fmt or "table", args.digits), args.output)
+    _write(_render(table, fmt, args.digits), args.output)

@@ -36,14 +36,20 @@ from polars_rankeval.errors import (
     ColumnTypeError,
     ColumnValueError,
     DuplicateItemError,
-    InvalidOptionError,
 )
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.gate._result import CheckResult
-from polars_rankeval.gate._rules import Rule, _Gate
+from polars_rankeval.gate._rules import (
+    PYTHON_OPTIONS,
+    CheckColumnError,
+    CheckOptionError,
+    Rule,
+    _Gate,
+    _literal,
+)
 from polars_rankeval.meaning import Directions, LowerIsBetter
 
-__all__ = ["CheckResult", "Rule", "check"]
+__all__ = ["PYTHON_OPTIONS", "CheckColumnError", "CheckOptionError", "CheckResult", "Rule", "check"]
 
 _SIDE = "__check_side"
 _BASELINE, _CANDIDATE = "baseline", "candidate"
@@ -65,27 +71,51 @@ def _side(
     frame = as_polars(data, role)
     columns = frame.collect_schema().names()
     if query not in columns:
-        msg = f"the {role} has no column {query!r} (option query=); columns present: {columns}"
-        raise ColumnNotFoundError(msg)
+        msg = (
+            f"the {role} has no column {_literal(repr(query))} (option {{query}}); columns "
+            f"present: {_literal(columns)}"
+        )
+        raise CheckColumnError(msg)
     if by is not None and by in columns:
         frame = _one_system(frame, role, by, system)
     elif system is not None:
-        msg = f"option {role}_system= picks a system of column by={by!r}, which the {role} lacks"
-        raise InvalidOptionError(msg)
+        msg = (
+            f"option {{{role}_system}} picks a system of column {_literal(repr(by))} "
+            f"(option {{by}}), which the {role} lacks"
+        )
+        raise CheckOptionError(msg)
     score = keywords.get("score", "score")
     if score in columns:  # a log: evaluate it
         if not metrics:
             msg = (
-                f"the {role} is a log: name the metrics to check (metrics=, or the rules' "
-                "metrics), e.g. metrics=['ndcg@10', 'map']"
+                f"the {role} is a log: name the metrics to check ({{metrics}}, or the rules' "
+                "metrics), e.g. ndcg@10,map"
             )
-            raise InvalidOptionError(msg)
+            raise CheckOptionError(msg)
         scored = evaluate(frame.lazy(), metrics, per_query=True, query=query, **keywords)
         return scored.collect()  # evaluate refuses a repeated (query, item) itself
     table = frame.lazy().collect() if isinstance(frame, pl.LazyFrame) else frame
     table = table.drop([c for c in (by,) if c is not None and c in table.columns])
+    nulls = table[query].null_count()
+    if nulls:
+        msg = (
+            f"the {role}'s per-query table has {nulls} row(s) with a null query id in column "
+            f"{query!r}: every row must name its query"
+        )
+        raise ColumnValueError(msg)
     if table.schema[query] == pl.String:
-        # The CLI's --per-query output carries each system's summary under query "all".
+        # The CLI's --per-query output carries each system's summary under query "all"; a
+        # real query of that name would be dropped with it (the writer refuses one), so two
+        # such rows are a collision, not a summary.
+        summaries = table.filter(pl.col(query) == _SUMMARY_QUERY).height
+        if summaries > 1:
+            msg = (
+                f"the {role}'s per-query table has {summaries} rows with query "
+                f"{_SUMMARY_QUERY!r}, the id of the summary row rank-eval --per-query writes: "
+                f"a real query of that name cannot be told from the summary; rename that query "
+                "and write the table again"
+            )
+            raise ColumnValueError(msg)
         table = table.filter(pl.col(query) != _SUMMARY_QUERY)
     wanted = metrics or [c for c in table.columns if c != query and table.schema[c].is_numeric()]
     absent = [name for name in wanted if name not in table.columns]
@@ -125,13 +155,16 @@ def _one_system(
         if len(names) == 1:
             return frame.drop(by)
         msg = (
-            f"the {role} holds {len(names)} systems in column {by!r} ({names[:5]}): choose one "
-            f"with {role}_system= (--{role}-system on the command line)"
+            f"the {role} holds {len(names)} systems in column {_literal(repr(by))} "
+            f"({_literal(names[:5])}): choose one with {{{role}_system}}"
         )
-        raise InvalidOptionError(msg)
+        raise CheckOptionError(msg)
     if system not in names:
-        msg = f"option {role}_system={system!r} is not in column {by!r}; its values: {names[:10]}"
-        raise InvalidOptionError(msg)
+        msg = (
+            f"option {{{role}_system}} {_literal(repr(system))} is not in column "
+            f"{_literal(repr(by))}; its values: {_literal(names[:10])}"
+        )
+        raise CheckOptionError(msg)
     return frame.filter(pl.col(by) == system).drop(by)
 
 
@@ -230,6 +263,13 @@ def check(
     names = [name for name in base.columns if name != query]
     gate.check_named(names)
     cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
+    for role, side in ((_BASELINE, base), (_CANDIDATE, cand)):
+        if side.height == 0:
+            msg = (
+                f"the {role} has no query rows (an empty table, or only the summary row "
+                f"{_SUMMARY_QUERY!r}): store its per-query values (--per-query)"
+            )
+            raise ColumnValueError(msg)
     base, cand = _same_types(base, cand, query, names)
     cand = _unchanged_as_equal(base, cand, query, names)
     base_queries, cand_queries = set(base[query].to_list()), set(cand[query].to_list())

@@ -9,6 +9,8 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval.report import _markdown_escape
+
 
 @dataclass
 class CheckResult:
@@ -58,12 +60,14 @@ class CheckResult:
         lines = [f"### {icon} rank-eval check {verdict}", ""]
         lines.append("| " + " | ".join(self._header()) + " |")
         lines.append("|" + "|".join(" --- " for _ in self._header()) + "|")
+        # Metric names come from the columns of the user's files: the report's escaping keeps
+        # their HTML and line breaks from forging rows or markup.
         lines += [
-            "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self._cells()
+            "| " + " | ".join(_markdown_escape(c) for c in row) + " |" for row in self._cells()
         ]
         lines += ["", self._queries_line()]
         if self.reasons:
-            lines += ["", *(f"- {reason}" for reason in self.reasons)]
+            lines += ["", *(f"- {_markdown_escape(reason)}" for reason in self.reasons)]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:

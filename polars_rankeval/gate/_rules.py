@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polars_rankeval.compare import readable_interval
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 from polars_rankeval.gate._result import _num, _p
 from polars_rankeval.registry import split_metric_list
 
@@ -18,6 +18,48 @@ _RULE = re.compile(
     r"^\s*(?P<metric>\S+?)\s*(?P<op><=|>=|<|>)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
     r"\s*(?P<percent>%?)\s*$"
 )
+
+
+#: How the library spells each option of :func:`polars_rankeval.check` in its messages; the
+#: command line spells them through its own table (``--fail-if`` for ``fail_if=``).
+PYTHON_OPTIONS: dict[str, str] = {
+    "fail_if": "fail_if=",
+    "fail_if_significant": "fail_if_significant=True",
+    "floors": "floors=",
+    "ceilings": "ceilings=",
+    "fail_on_missing_queries": "fail_on_missing_queries=True",
+    "metrics": "metrics=",
+    "query": "query=",
+    "by": "by=",
+    "candidate_system": "candidate_system=",
+    "baseline_system": "baseline_system=",
+}
+
+
+def _literal(value: object) -> str:
+    """A value shown in a :class:`CheckOptionError` template (its braces kept as text)."""
+    return str(value).replace("{", "{{").replace("}", "}}")
+
+
+class CheckOptionError(InvalidOptionError):
+    """An option of :func:`~polars_rankeval.check` at fault, named however the caller spells it.
+
+    The message is a template whose ``{fail_if}``-style fields are option names: ``str()``
+    spells them as Python keywords (``fail_if=``), and :meth:`spelled` as another table says
+    (the command line's ``--fail-if``), so no message is rewritten by string replacement.
+    """
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        super().__init__(self.spelled(PYTHON_OPTIONS))
+
+    def spelled(self, names: Mapping[str, str]) -> str:
+        """The message with each option written as ``names`` spells it."""
+        return self.template.format_map({**PYTHON_OPTIONS, **names})
+
+
+class CheckColumnError(CheckOptionError, ColumnNotFoundError):
+    """A column an option of :func:`~polars_rankeval.check` names is not in a side."""
 
 
 def relative_change(delta: float, baseline_mean: float) -> float:
@@ -59,12 +101,20 @@ class Rule:
         found = _RULE.match(text) if isinstance(text, str) else None
         if found is None:
             msg = (
-                f"option fail_if=: {text!r} is not a rule; write 'METRIC OP NUMBER' with OP one "
-                "of < <= > >=, e.g. 'ndcg@10 < -0.005' (fail if ndcg@10 drops by more than 0.005) "
-                "or 'map < -1%' (relative to the baseline)"
+                f"option {{fail_if}}: {_literal(repr(text))} is not a rule; write 'METRIC OP "
+                "NUMBER' with OP one of < <= > >=, e.g. 'ndcg@10 < -0.005' (fail if ndcg@10 "
+                "drops by more than 0.005) or 'map < -1%' (relative to the baseline)"
             )
-            raise InvalidOptionError(msg)
+            raise CheckOptionError(msg)
         value = float(found["value"])
+        if not math.isfinite(value):
+            # 1e400 reads as inf: a rule against an infinite margin can never fire
+            msg = (
+                f"option {{fail_if}}: {_literal(repr(text))} has a threshold beyond the range "
+                "of a float (it reads as infinite, so the rule could never fire); write a "
+                "finite number"
+            )
+            raise CheckOptionError(msg)
         relative = bool(found["percent"])
         op: Operator = found["op"]  # type: ignore[assignment]
         return cls(
@@ -92,13 +142,18 @@ def _bounds(option: str, values: Mapping[str, float] | None) -> dict[str, float]
     if values is None:
         return {}
     if not isinstance(values, Mapping):
-        msg = f"option {option}= must map metric names to numbers, e.g. {{'recall@100': 0.8}}"
-        raise InvalidOptionError(msg)
+        msg = (
+            f"option {{{option}}} must map metric names to numbers, e.g. {{{{'recall@100': 0.8}}}}"
+        )
+        raise CheckOptionError(msg)
     out = {}
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-            msg = f"option {option}=: the bound of {name!r} must be a number, got {value!r}"
-            raise InvalidOptionError(msg)
+            msg = (
+                f"option {{{option}}}: the bound of {_literal(repr(name))} must be a number, "
+                f"got {_literal(repr(value))}"
+            )
+            raise CheckOptionError(msg)
         out[str(name)] = float(value)
     return out
 
@@ -132,7 +187,7 @@ class _Gate:
         flags = (fail_if_significant, fail_on_missing_queries)
         if not all(isinstance(flag, bool) for flag in flags):
             msg = "options fail_if_significant= and fail_on_missing_queries= are True or False"
-            raise InvalidOptionError(msg)
+            raise InvalidOptionError(msg)  # Python only: the command line's flags are switches
         gate = cls(
             rules=[Rule.parse(text) for text in texts],
             floors=_bounds("floors", floors),
@@ -144,10 +199,10 @@ class _Gate:
         )
         if not (gate.rules or gate.floors or gate.ceilings or any(flags)):
             msg = (
-                "no rule to check: give fail_if=, fail_if_significant=True, floors=, ceilings= "
-                "or fail_on_missing_queries=True (a gate without rules always passes)"
+                "no rule to check: give {fail_if}, {fail_if_significant}, {floors}, {ceilings} "
+                "or {fail_on_missing_queries} (a gate without rules always passes)"
             )
-            raise InvalidOptionError(msg)
+            raise CheckOptionError(msg)
         return gate
 
     def metric_specs(self, metrics: str | Sequence[str] | None) -> list[str] | None:
@@ -165,8 +220,11 @@ class _Gate:
         """Every metric a rule names is among the columns compared."""
         for option, name in self._named():
             if name not in names:
-                msg = f"option {option}= names {name!r}, which is not among the metrics {names}"
-                raise InvalidOptionError(msg)
+                msg = (
+                    f"option {{{option}}} names {_literal(repr(name))}, which is not among the "
+                    f"metrics {_literal(names)}"
+                )
+                raise CheckOptionError(msg)
 
     def _named(self) -> list[tuple[str, str]]:
         return [

@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar
 import polars as pl
 
 from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR
-from polars_rankeval.errors import ResourceError
+from polars_rankeval.io import write_atomically
 
 #: Default chart size in pixels (the plotting area; axes, title and legend come on top).
 WIDTH, HEIGHT = 500, 300
@@ -120,12 +120,14 @@ def save(chart: Any, path: str | PathLike[str], *, overwrite: bool = False, **op
     >>> rke.plot.save(chart, "distribution.html")  # doctest: +SKIP
     """
     target = Path(path)
-    if target.exists() and not overwrite:
-        msg = f"rke.plot.save(): {str(target)!r} exists; pass overwrite=True to replace it"
-        raise ResourceError(msg)
     html = _is_html(target, options.get("format"))
-    chart.save(str(target), **_html_options(options, html=html))
-    return target
+    # whole or not at all (a temporary file beside it, renamed into place)
+    return write_atomically(
+        target,
+        lambda out: chart.save(str(out), **_html_options(options, html=html)),
+        overwrite=overwrite,
+        who="rke.plot.save()",
+    )
 
 
 def _vegalite_mimetype() -> str:
