@@ -18,7 +18,7 @@ import polars as pl
 
 from polars_rankeval._columns import Columns
 from polars_rankeval._progress import Progress
-from polars_rankeval._read_once import read_once
+from polars_rankeval._read_once import input_errors_named, read_once
 from polars_rankeval._spill import cleanup_on_sigterm, guard_plan, spill_folder
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.validation import warn_if_empty
@@ -101,6 +101,8 @@ def run_passes(
     the spill are skipped.
     """
     with contextlib.ExitStack() as stack:
+        # a truncated Parquet file of the input: an error naming it (first in, last out)
+        stack.enter_context(input_errors_named(lf))
         if passes == "auto" or 1 < passes <= RESCAN_PASSES:
             lf = read_once(
                 lf,

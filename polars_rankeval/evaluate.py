@@ -28,6 +28,7 @@ from polars_rankeval._plan import (
     per_query_plan,
     reads_labels,
 )
+from polars_rankeval._read_once import input_errors_named, readable
 from polars_rankeval._settings import EmptyQueries, MissingQueries, Settings, settings_for
 from polars_rankeval._spill import cleanup_on_sigterm
 from polars_rankeval._summary import (
@@ -235,7 +236,7 @@ def evaluate(
     resolved = resolve_metrics(metrics, preset)
     data = as_polars(data)  # type: ignore[assignment]
     # a frame of per-user lists (the item column is a list column) becomes the long format
-    lf, _ = maybe_from_lists(data.lazy(), columns)
+    lf, _ = maybe_from_lists(readable(data.lazy()), columns)  # a cut Parquet file: named
     # the input as given: a missing column is reported among the columns the user has
     check_schema(lf.collect_schema(), columns, need_relevance=reads_labels(resolved))
     lf = with_optional_relevance(lf, columns, resolved)
@@ -320,6 +321,7 @@ def evaluate(
     else:
         schema = summary(expected, resolved, columns.by, tables).collect_schema()
 
+    @input_errors_named(lf)  # a cut Parquet file of the input: an error naming it
     def run() -> pl.DataFrame:
         return finished(plan.collect(engine="streaming"), stacklevel=2)
 

@@ -145,3 +145,64 @@ def test_errors_in_a_costly_input_still_name_the_problem(tmp_path: Path) -> None
     with pytest.raises(rke.DuplicateItemError):
         rke.evaluate(lazy, METRICS, n_buckets=2, spill_dir=tmp_path).collect()
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a truncated or corrupt Parquet input is named, not a raw Polars error -------------------
+
+
+def _parts(folder: Path, cut: str | None = "p1.parquet") -> Path:
+    """Three Parquet parts of a log; ``cut`` is truncated to half its bytes."""
+    log = _log(30)
+    parts = folder / "parts"
+    parts.mkdir()
+    for index, query in enumerate(log.partition_by("query", as_dict=False)[:3]):
+        query.write_parquet(parts / f"p{index}.parquet")
+    if cut is not None:
+        data = (parts / cut).read_bytes()
+        (parts / cut).write_bytes(data[: len(data) // 2])
+    return parts
+
+
+@pytest.mark.parametrize("n_buckets", ["auto", 1, 2, 8])
+@pytest.mark.parametrize("per_query", [False, True])
+def test_a_cut_file_of_a_glob_is_named(tmp_path: Path, n_buckets, per_query: bool) -> None:
+    parts = _parts(tmp_path)
+    source = str(parts / "*.parquet")
+    with pytest.raises(rke.ResourceError) as caught:
+        rke.evaluate(
+            pl.scan_parquet(source), ["map", "gm_map"], n_buckets=n_buckets, per_query=per_query
+        ).collect()
+    message = str(caught.value)
+    assert message.startswith(f"{str(parts / 'p1.parquet')!r} (in input {source!r})"), message
+    assert "is not a readable Parquet file" in message
+    assert isinstance(caught.value.__cause__, pl.exceptions.ComputeError)  # Polars' own, kept
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda data: data[: len(data) // 2],  # truncated: no footer
+        lambda data: data[:4] + b"\0" * (len(data) - 12) + data[-8:],  # footer zeroed
+        lambda data: b"not parquet at all, just text\n",
+    ],
+)
+def test_a_single_corrupt_file_is_named_when_evaluate_is_called(tmp_path: Path, corrupt) -> None:
+    path = tmp_path / "log.parquet"
+    _log(5).write_parquet(path)
+    path.write_bytes(corrupt(path.read_bytes()))
+    # its footer is read for the schema: the error comes from evaluate, before any collect
+    with pytest.raises(rke.ResourceError, match=r"log\.parquet' is not a readable Parquet file"):
+        rke.evaluate(pl.scan_parquet(path), ["map"])
+    with pytest.raises(rke.ResourceError, match=r"log\.parquet' is not a readable Parquet file"):
+        rke.evaluate(pl.scan_parquet(path), ["map"], n_buckets=8)
+
+
+def test_other_errors_and_readable_files_pass_unchanged(tmp_path: Path) -> None:
+    parts = _parts(tmp_path, cut=None)
+    source = pl.scan_parquet(str(parts / "*.parquet"))
+    want = rke.evaluate(pl.read_parquet(str(parts / "*.parquet")), ["map"])
+    assert_frame_equal(rke.evaluate(source, ["map"], n_buckets=2).collect(), want)
+    # a Polars error that is not a Parquet one is not touched
+    bad = source.with_columns(pl.col("score").cast(pl.String) + "x")
+    with pytest.raises(rke.ColumnTypeError):
+        rke.evaluate(bad, ["map"]).collect()

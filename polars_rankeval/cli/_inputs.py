@@ -11,12 +11,12 @@ import contextlib
 import glob
 import gzip
 import os
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
 
+from polars_rankeval._read_once import unreadable_parquet
 from polars_rankeval.cli._constants import _COLUMN_ROLES, SYSTEM
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.io import (
@@ -97,26 +97,11 @@ def _bad_parquet(inputs: Sequence[str]) -> CliError | None:
     """The first file of the inputs whose Parquet footer cannot be read, as an error naming it.
 
     Polars' "File out of specification" names no file; only on that error are the files read
-    again, footer only, one by one (the normal path pays nothing).
+    again, footer only, one by one (the normal path pays nothing). The library names the file
+    the same way (:func:`polars_rankeval._read_once.unreadable_parquet`).
     """
-    for given in inputs:
-        for file in _input_files(given):
-            if file.name.startswith((".", "_")):  # hidden or _SUCCESS: Polars skips them
-                continue
-            try:
-                pl.read_parquet_schema(file)
-            except (pl.exceptions.PolarsError, OSError) as error:
-                reason = str(error).split("\n")[0].removeprefix("parquet: ")
-                reason = reason.removeprefix("File out of specification: ")
-                reason = re.sub(r",? got .* instead$", "", reason)  # raw bytes, unreadable
-                where = "" if str(file) == given else f" (in input {given!r})"
-                msg = (
-                    f"{str(file)!r}{where} is not a readable Parquet file ({reason}): it is "
-                    "truncated, corrupt or not Parquet; replace or remove it, or leave it out "
-                    "of the input (a glob such as 'dir/**/*.parquet')"
-                )
-                return CliError(msg)
-    return None
+    message = unreadable_parquet(inputs)
+    return None if message is None else CliError(message)
 
 
 def _bad_utf8(paths: Sequence[str]) -> CliError | None:
