@@ -97,13 +97,42 @@ class Report(str):
     def _repr_latex_(self) -> str | None:
         return self.text if self._format == "latex" else None
 
+    def document(self) -> str:
+        """An HTML table as a complete, minimal page (the table itself is a fragment).
+
+        ``text`` stays the bare ``<table>`` to embed; this page, with a character set and a
+        little style, is what :meth:`save` writes to an ``.html`` file, so the file opened on
+        its own shows a readable table.
+
+        Examples
+        --------
+        >>> page = Report("<table></table>", "html").document()
+        >>> page.startswith("<!DOCTYPE html>"), "<table></table>" in page
+        (True, True)
+        """
+        if self._format != "html":
+            msg = f"Report.document() makes an HTML page; this report is {self._format}"
+            raise InvalidOptionError(msg)
+        return (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            "<title>Comparison</title>\n"
+            f"<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n{self.text}\n</body>\n</html>\n"
+        )
+
+    def text_for(self, path: str | PathLike[str]) -> str:
+        """What a file at ``path`` holds: the page for an HTML table in ``.html``/``.htm``."""
+        if self._format == "html" and Path(path).suffix.lower() in (".html", ".htm"):
+            return self.document()
+        return self.text if self.text.endswith("\n") else self.text + "\n"
+
     def save(self, path: str | PathLike[str], *, overwrite: bool = False) -> Path:
         """Write the table to ``path`` (UTF-8, ending with a newline) and return the path.
 
         An existing file is kept unless ``overwrite=True``: a table is often written next to
-        the log or the paper it came from.
+        the log or the paper it came from. An HTML table saved as ``.html`` or ``.htm`` is
+        written as a complete page (:meth:`document`); any other suffix gets the fragment.
         """
-        text = self.text if self.text.endswith("\n") else self.text + "\n"
+        text = self.text_for(path)
         # whole or not at all: a full disk leaves no empty or half-written table
         return write_atomically(
             path,
@@ -111,6 +140,17 @@ class Report(str):
             overwrite=overwrite,
             who="report.save()",
         )
+
+
+# The page around a saved HTML table: readable on its own, nothing fetched.
+_PAGE_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:2em}"
+    "table{border-collapse:collapse}"
+    "th,td{padding:.3em .7em;border-bottom:1px solid #ddd}"
+    "thead th{border-bottom:2px solid #333}"
+    "caption{caption-side:bottom;text-align:left;font-size:.9em;color:#444;max-width:50em;"
+    "padding-top:.6em}"
+)
 
 
 @dataclass(frozen=True)

@@ -947,3 +947,69 @@ def test_notebook_display_needs_no_network(per_query: pl.DataFrame) -> None:
     assert any(kind.startswith("application/vnd.vegalite") for kind in kinds)
     assert "image/svg+xml" in kinds
     assert "text/html" not in kinds
+
+
+def test_systems_chart_lists_systems_as_the_report_does() -> None:
+    # D12: the chart listed systems in byte order (capitals first), the report case-folded.
+    pytest.importorskip("altair")
+    pytest.importorskip("scipy")
+    names = ["uwmtCR0", "InexpC2", "apl", "Zeta", "base"]
+    rng = np.random.default_rng(3)
+    table = pl.DataFrame(
+        {
+            "system": [s for s in names for _ in range(20)],
+            "query": list(range(20)) * len(names),
+            "map": rng.random(20 * len(names)),
+        }
+    )
+    comparison = rke.compare_per_query(table, by="system", baseline="base")
+    expected = ["apl", "InexpC2", "uwmtCR0", "Zeta"]  # written out: case-folded order
+    shown = rke.report(comparison).text.splitlines()[2:7]
+    assert [line.split("|")[1].strip()[4:] for line in shown] == ["base", *expected]
+    spec = rke.plot.systems(comparison).to_dict()
+    order = spec["spec"]["layer"][2]["encoding"]["y"]["sort"]
+    assert [label.split(" = ")[0] for label in order] == expected
+
+
+def test_systems_chart_dashes_intervals_that_are_not_significant() -> None:
+    # D12: an unadjusted interval clearing zero was drawn with a hollow (Holm) point and the
+    # same solid line as a significant one.
+    pytest.importorskip("altair")
+    comparison = comparison_literal().with_columns(
+        pl.lit("holm").alias("correction"), pl.lit(0.05).alias("alpha")
+    )
+    # map/splade: ci [-0.01, 0.03] does not clear zero; pretend one that does is not
+    # significant after the correction
+    comparison = comparison.with_columns(
+        pl.when(pl.col("system") == "splade")
+        .then(pl.lit(value=False))
+        .otherwise(pl.col("significant"))
+        .alias("significant")
+    )
+    chart = rke.plot.systems(comparison)
+    bars = chart.to_dict()["spec"]["layer"][1]["encoding"]
+    assert bars["strokeDash"]["condition"] == {"test": "datum.significant", "value": [1, 0]}
+    assert bars["strokeDash"]["value"] == [4, 3]
+    text = chart_text(chart)
+    assert "not Holm-adjusted: a dashed one may clear zero" in text
+    assert "hollow, dashed: not significant" in text
+    # no correction: the interval and the decision agree, nothing to warn about
+    plain = rke.plot.systems(comparison.with_columns(pl.lit("none").alias("correction")))
+    assert "adjusted" not in chart_text(plain)
+
+
+def test_plots_take_direction_and_do_not_contradict_the_comparison() -> None:
+    table = pl.DataFrame(
+        {"system": ["a"] * 3 + ["b"] * 3, "query": [1, 2, 3] * 2, "arp@10": [5.0, 6, 7, 9, 9, 9]}
+    )
+    higher = rke.plot.per_query_delta_data(
+        table, "arp@10", "a", "b", direction={"arp@10": "higher"}
+    )
+    lower = rke.plot.per_query_delta_data(table, "arp@10", "a", "b", direction={"arp@10": "lower"})
+    assert higher["outcome"].to_list() == ["win"] * 3
+    assert lower["outcome"].to_list() == ["loss"] * 3
+    comparison = rke.compare_per_query(table, by="system", direction={"arp@10": "lower"})
+    assert rke.plot.systems_data(comparison)["verdict"].to_list() == ["worse"]
+    # the chart reads the comparison's directions; a second opinion is refused
+    with pytest.raises(rke.InvalidOptionError, match=r"pass direction= to rke.compare"):
+        rke.plot.systems_data(comparison, direction={"arp@10": "higher"})

@@ -408,3 +408,41 @@ def test_hostile_latex_compiles(tmp_path: Path) -> None:
 def test_bad_input(call: object, error: type[Exception], pattern: str) -> None:
     with pytest.raises(error, match=pattern):
         call()  # type: ignore[operator]
+
+
+def test_html_saved_as_a_file_is_a_complete_page(tmp_path: Path) -> None:
+    # D12: report(format="html") saved to x.html was a bare <table> fragment.
+    rendered = rke.report(_hostile(), "html")
+    assert rendered.text.startswith("<table>")  # the fragment, to embed, is unchanged
+    page_path = rendered.save(tmp_path / "table.html")
+    page = page_path.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>\n")
+    assert '<meta charset="utf-8">' in page
+    assert f"<body>\n{rendered.text}\n</body>" in page
+    parser = _Elements()
+    parser.feed(page)
+    page_tags = {"html", "head", "meta", "title", "style", "body"}
+    table_tags = {"table", "caption", "thead", "tbody", "tr", "th", "td", "b", "sup"}
+    assert set(parser.tags) <= page_tags | table_tags  # still nothing from a name
+    assert page == rendered.document()
+    # another suffix keeps the fragment; other formats have no page
+    fragment = rendered.save(tmp_path / "table.txt").read_text(encoding="utf-8")
+    assert fragment == rendered.text + "\n"
+    with pytest.raises(rke.InvalidOptionError, match="this report is markdown"):
+        rke.report(_hostile()).document()
+
+
+def test_cli_compare_writes_a_page_to_an_html_file(tmp_path: Path, capsys) -> None:
+    from polars_rankeval.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample.parquet"
+    target = tmp_path / "table.html"
+    args = ["compare", str(sample), "--by", "system", "-m", "map", "--test", "sign"]
+    assert main([*args, "-o", str(target)]) == 0
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.rstrip().endswith("</html>")
+    assert main([*args, "--format", "html"]) == 0
+    fragment = capsys.readouterr().out
+    assert fragment.startswith("<table>")
+    assert fragment.strip() in page

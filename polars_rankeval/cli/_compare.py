@@ -170,11 +170,12 @@ def _compare_input(args: argparse.Namespace) -> tuple[pl.LazyFrame, list[str]]:
 
 
 def _render_compare(
-    comparison: pl.DataFrame, fmt: CompareFormat, digits: int
+    comparison: pl.DataFrame, fmt: CompareFormat, digits: int, output: str | None = None
 ) -> str | pl.DataFrame:
     if fmt in _REPORT_FORMATS:
-        text = str(report(comparison, _REPORT_FORMATS[fmt], digits=digits))
-        return text if text.endswith("\n") else f"{text}\n"
+        made = report(comparison, _REPORT_FORMATS[fmt], digits=digits)
+        # -o table.html gets a complete page, as Report.save writes it; stdout the fragment
+        return made.text_for(output or "-")
     if fmt == "csv":
         return comparison.write_csv()
     if fmt == "json":
@@ -244,4 +245,4 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
         missing=args.missing,
         direction=direction,
     )
-    return _render_compare(comparison, fmt, args.digits)
+    return _render_compare(comparison, fmt, args.digits, args.output)

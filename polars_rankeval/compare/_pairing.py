@@ -9,7 +9,7 @@ paired by query for every matchup.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -93,6 +93,20 @@ def system_names(by: Sequence[str]) -> pl.Expr:
     if len(by) == 1:
         return pl.col(by[0]).cast(pl.String)
     return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
+
+
+def display_order(names: Iterable[str]) -> list[str]:
+    """Systems in the order the report and the charts list them: case-folded, then exact.
+
+    The one rule of every table and chart, so ``"fub03"`` sits beside ``"FUB02"`` rather than
+    after every capital (byte order), and a report and its chart list systems alike.
+
+    Examples
+    --------
+    >>> display_order(["uwmtCR0", "InexpC2", "apl", "Apl"])
+    ['Apl', 'apl', 'InexpC2', 'uwmtCR0']
+    """
+    return sorted(set(names), key=lambda name: (name.casefold(), name))
 
 
 def system_value(value: object) -> str:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.errors import ColumnNotFoundError
-from polars_rankeval.meaning import LowerIsBetter, meanings
+from polars_rankeval.compare._pairing import display_order
+from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
+from polars_rankeval.meaning import Directions, LowerIsBetter, meanings
 from polars_rankeval.plot._inputs import _frame
 from polars_rankeval.plot._style import (
     WIDTH,
@@ -52,9 +53,12 @@ _COMPARISON_KEEPS = (
 )
 _VERDICTS = ("better", "worse", "not significant")
 _VERDICT_COLORS = ("#4c78a8", "#e45756", "#7f7f7f")
+_SOLID, _DASHED = [1, 0], [4, 3]
 
 
-def systems_data(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> pl.DataFrame:
+def systems_data(
+    comparison: Any, *, lower_is_better: LowerIsBetter = None, direction: Directions = None
+) -> pl.DataFrame:
     """The rows of a comparison that :func:`systems` draws.
 
     Parameters
@@ -64,9 +68,12 @@ def systems_data(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> p
         ``metric``, ``baseline``, ``system``, ``delta``, ``ci_low``, ``ci_high`` and
         ``significant``; ``ci_low``/``ci_high`` bound the mean difference system − baseline,
         on the log scale where ``test_scale`` is ``"log"``).
-    lower_is_better
-        Only for a frame without ``higher_is_better`` (compare's output has it): columns whose
-        lower values are better; other metrics' directions are looked up by name.
+    lower_is_better, direction
+        Only for a frame without ``higher_is_better``: columns whose lower values are better
+        (a list), or ``{metric: "higher" | "lower"}``; other metrics' directions are looked up
+        by name. Compare's output has ``higher_is_better`` on every row (its own ``direction=``
+        included), and the chart draws that: these options are refused then, so a chart never
+        contradicts the comparison it draws.
 
     Returns
     -------
@@ -118,9 +125,15 @@ def systems_data(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> p
     frame = frame.with_columns(pl.col("metric", "baseline", "system").cast(pl.String))
     metrics = frame["metric"].unique(maintain_order=True).to_list()
     if "higher_is_better" in frame.columns:
+        if lower_is_better is not None or direction is not None:
+            msg = (
+                "the comparison states each metric's direction (column higher_is_better); "
+                "pass direction= to rke.compare(...) instead of to the chart"
+            )
+            raise InvalidOptionError(msg)
         higher = pl.col("higher_is_better").cast(pl.Boolean)
     else:
-        found = meanings(metrics, lower_is_better=lower_is_better)
+        found = meanings(metrics, lower_is_better=lower_is_better, direction=direction)
         higher = pl.col("metric").replace_strict(
             {m: found[m].higher_is_better for m in metrics}, return_dtype=pl.Boolean
         )
@@ -202,6 +215,19 @@ def _how_tested(data: pl.DataFrame) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _unadjusted(data: pl.DataFrame) -> str:
+    """Says that the interval is not corrected when the significance is."""
+    if "correction" not in data.columns or data["correction"].n_unique() != 1:
+        return ""
+    correction = data["correction"][0]
+    if correction in (None, "none"):
+        return ""
+    from polars_rankeval.compare import CORRECTION_NAMES
+
+    name = CORRECTION_NAMES.get(correction, str(correction))
+    return f" (not {name}-adjusted: a dashed one may clear zero)"
+
+
 def _interval_name(data: pl.DataFrame) -> str:
     """``"95% interval"`` when the comparison says its alpha, else ``"interval"``."""
     if "alpha" in data.columns and data["alpha"].n_unique() == 1 and data["alpha"][0] is not None:
@@ -209,7 +235,9 @@ def _interval_name(data: pl.DataFrame) -> str:
     return "interval"
 
 
-def systems(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> alt.FacetChart:
+def systems(
+    comparison: Any, *, lower_is_better: LowerIsBetter = None, direction: Directions = None
+) -> alt.FacetChart:
     """Each system's difference from the baseline, one panel per metric (Altair).
 
     One panel per metric, headed by its direction and the baseline's value; in it one row per
@@ -241,13 +269,19 @@ def systems(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> alt.Fa
     _require_altair("systems")
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
-    data = systems_data(comparison, lower_is_better=lower_is_better)
+    data = systems_data(comparison, lower_is_better=lower_is_better, direction=direction)
     panels = list(dict.fromkeys(data["panel"].to_list()))
     baselines = list(dict.fromkeys(data["baseline"].to_list()))
     one_baseline = len(baselines) == 1
     versus = baselines[0] if one_baseline else "baseline"
     rows = max(data["panel"].value_counts()["count"].to_list(), default=1)
-    y = alt.Y("axis_label:N", sort=None, axis=_axis(alt, None, labelLimit=320))
+    # Systems listed as the report lists them (compare's rows are in byte order).
+    rank = {name: i for i, name in enumerate(display_order([*baselines, *data["system"]]))}
+    drawn = sorted(
+        data.iter_rows(named=True), key=lambda r: (rank[r["baseline"]], rank[r["system"]])
+    )
+    order = list(dict.fromkeys(row["axis_label"] for row in drawn))
+    y = alt.Y("axis_label:N", sort=order, axis=_axis(alt, None, labelLimit=320))
     color = alt.Color(
         "verdict:N",
         scale=alt.Scale(domain=list(_VERDICTS), range=list(_VERDICT_COLORS)),
@@ -276,6 +310,9 @@ def systems(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> alt.Fa
             x2="ci_high:Q",
             y=y,
             color=color,
+            # The line tells the decision as the point does: dashed where not significant, so
+            # an unadjusted interval that clears zero is not read as a significant one.
+            strokeDash=alt.condition("datum.significant", alt.value(_SOLID), alt.value(_DASHED)),
         )
     )
     points = (
@@ -292,10 +329,10 @@ def systems(comparison: Any, *, lower_is_better: LowerIsBetter = None) -> alt.Fa
         )
     )
     subtitle = [
-        f"lines: {_interval_name(data)} of the mean difference; "
+        f"lines: {_interval_name(data)} of the mean difference{_unadjusted(data)}; "
         "each label gives the system's value over all its queries",
-        f"filled: significant{_how_tested(data)}; hollow: not significant; "
-        "better/worse follow each metric's direction",
+        f"filled point, solid line: significant{_how_tested(data)}; hollow, dashed: not "
+        "significant; better/worse follow each metric's direction",
     ]
     header = alt.Header(
         title=None,

@@ -12,12 +12,12 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval.compare._pairing import system_names
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
-from polars_rankeval.meaning import LowerIsBetter, Meaning, meanings
+from polars_rankeval.meaning import Directions, LowerIsBetter, Meaning, meanings
 
 
-def _meaning(metric: str, lower_is_better: LowerIsBetter) -> Meaning:
+def _meaning(metric: str, lower_is_better: LowerIsBetter, direction: Directions = None) -> Meaning:
     """The metric's direction and summary (meaning.py), refusing a metric with no direction."""
-    found = meanings([metric], lower_is_better=lower_is_better)[metric]
+    found = meanings([metric], lower_is_better=lower_is_better, direction=direction)[metric]
     if found.direction == "none":
         msg = (
             f"metric {metric!r} has no direction (a count of the input): no system is better, "

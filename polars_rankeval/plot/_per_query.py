@@ -14,7 +14,7 @@ import polars as pl
 
 from polars_rankeval.compare._pairing import system_names, system_value
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
-from polars_rankeval.meaning import LowerIsBetter
+from polars_rankeval.meaning import Directions, LowerIsBetter
 from polars_rankeval.plot._inputs import (
     _check_columns,
     _frame,
@@ -56,6 +56,7 @@ def per_query_delta_data(
     query: str = "query",
     max_bars: int = 500,
     lower_is_better: LowerIsBetter = None,
+    direction: Directions = None,
 ) -> pl.DataFrame:
     """Per-query differences system − baseline, sorted and binned (:func:`per_query_delta`).
 
@@ -65,8 +66,8 @@ def per_query_delta_data(
 
     A win is a query where the system is better by the metric's direction (looked up as
     :func:`~polars_rankeval.compare` does): a higher value for ``ndcg@10``, a lower one for
-    ``frp`` or ``mean_rank`` or a column named in ``lower_is_better``. A metric without a
-    direction (a count such as ``num_ret``) is refused.
+    ``frp`` or ``mean_rank``, or as ``direction=`` (or ``lower_is_better``) declares it. A
+    metric without a direction (a count such as ``num_ret``) is refused.
 
     The differences are sorted (largest win first, ties by query id). With more than
     ``max_bars`` paired queries, consecutive queries are binned, each bin holding at most
@@ -90,8 +91,12 @@ def per_query_delta_data(
     max_bars
         At most this many bins per outcome share (about ``max_bars`` rows in all).
     lower_is_better
-        For another tool's table: the column(s) whose lower values are better (a list), or
-        ``{column: "higher" | "lower"}``. Our metrics' columns know their direction.
+        For another tool's table: the column(s) whose lower values are better (a list).
+        Our metrics' columns know their direction.
+    direction
+        ``{metric: "higher" | "lower"}``: the metric's direction for this chart, overriding
+        our metric's own declaration (``{"arp@10": "higher"}``), as in
+        :func:`~polars_rankeval.compare`.
 
     Returns
     -------
@@ -142,7 +147,7 @@ def per_query_delta_data(
     if not frame.schema[metric].is_numeric():
         msg = f"metric column {metric!r} must be numeric, got {frame.schema[metric]}"
         raise ColumnValueError(msg)
-    lower = _meaning(metric, lower_is_better).direction == "lower"
+    lower = _meaning(metric, lower_is_better, direction).direction == "lower"
     named = frame.select(
         system_names(keys).alias("__system"),
         pl.col(query),
@@ -236,6 +241,7 @@ def per_query_delta(
     query: str = "query",
     max_bars: int = 500,
     lower_is_better: LowerIsBetter = None,
+    direction: Directions = None,
 ) -> alt.Chart:
     """Sorted per-query differences system − baseline, with win/tie/loss counts (Altair).
 
@@ -271,8 +277,9 @@ def per_query_delta(
         query=query,
         max_bars=max_bars,
         lower_is_better=lower_is_better,
+        direction=direction,
     )
-    direction = _meaning(metric, lower_is_better).direction
+    chosen = _meaning(metric, lower_is_better, direction).direction
     counts = _outcome_counts(data)
     paired = sum(counts.values())
     n_dropped = int(data["n_dropped"][0]) if data.height else 0
@@ -284,7 +291,7 @@ def per_query_delta(
         f"{counts['win']:,} wins · {counts['tie']:,} ties · {counts['loss']:,} losses "
         f"of {paired:,} paired queries; mean Δ = {mean}",
         f"{n_dropped:,} queries dropped (a value on one side only); "
-        f"{direction} is better for {metric}: a win is a query where {system_name} is better",
+        f"{chosen} is better for {metric}: a win is a query where {system_name} is better",
     ]
     binned = data.height < paired
     x_title = f"queries, best for {system_name} first" + (
