@@ -265,7 +265,6 @@ def warn_if_ties_move_means(
         lineno,
         module=module_globals.get("__name__", "__main__"),
         registry=module_globals.setdefault("__warningregistry__", {}),
-        module_globals=module_globals,
     )
 
 

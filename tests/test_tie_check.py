@@ -298,3 +298,22 @@ def test_only_lists_whose_tie_groups_mix_labels_are_bounded() -> None:
     expected = [_brute_mixed([(3.0, 1), *case]) for case in cases]
     assert flagged["mixed"].to_list() == expected
     assert 0 < sum(expected) < len(expected)
+
+
+def test_a_tie_of_an_unjudged_row_and_a_judged_zero_can_move_fall_out() -> None:
+    """Both rows have gain 0, yet their order moves fall_out@1: such a group counts as mixed.
+
+    By hand: two judged non-relevant rows (b, d); fall_out@1 is 1/2 with b first, 0 with a.
+    """
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 4,
+            "item": ["a", "b", "c", "d"],
+            "score": [2.0, 2.0, 1.0, 0.0],
+            "relevance": [None, 0, 1, 0],
+        }
+    )
+    with pytest.warns(rke.TieWarning, match=r"fall_out@1 by up to 0\.5000"):
+        rke.evaluate(log, ["fall_out@1"])
+    with pytest.warns(rke.TieWarning, match=r"fall_out@1 by up to 0\.5000"):
+        rke.evaluate(log.lazy(), ["fall_out@1"]).collect()
