@@ -39,6 +39,16 @@ _N_RETRIEVED = "__rke_n_retrieved"
 HAS_RELEVANT = "__rke_has_relevant"
 
 
+def judged_only_rows(score: str, relevance: str) -> pl.Expr:
+    """trec_eval ``-J``'s rows: the unretrieved, and the retrieved with a non-negative label.
+
+    A retrieved row without a judgment, or with a negative label (pooled but unjudged), leaves
+    before ranking; the command line's ``-J`` filters with this too.
+    """
+    grade = pl.col(relevance)
+    return pl.col(score).is_null() | (grade.is_not_null() & (grade >= 0))
+
+
 def _prepared(lf: pl.LazyFrame, columns: Columns, settings: Settings) -> pl.LazyFrame:
     """The rows that are ranked: labels guarded, duplicates resolved, unretrieved rows dropped.
 
@@ -211,9 +221,7 @@ def _per_level_plans(
             own = replace(own, empty_queries="zero")
         rows = lf
         if judged_only:  # trec_eval -J: unjudged retrieved rows leave before ranking
-            grade = pl.col(columns.relevance)
-            judged = grade.is_not_null() & (grade >= 0)
-            rows = lf.filter(pl.col(columns.score).is_null() | judged)
+            rows = lf.filter(judged_only_rows(columns.score, columns.relevance))
         plans.append(
             _plan(
                 rows,

@@ -489,3 +489,65 @@ def test_repeated_subtopic_judgments_are_refused(
         rke.read_trec_qrels(qrels, subtopics=True)
     code, _, err = _run_cli(capsys, run, "--qrels", qrels, "--subtopics", "-f", "ndeval")
     _one_line_error(code, err, "qrels_dup.txt:3", "again")
+
+
+def _brute_truncated(rows: list[tuple[str, object, float, int]], depth: int) -> dict[str, float]:
+    """trec_eval -M by hand: score descending, ties by the item's text descending; AP and P@1."""
+    out: dict[str, float] = {}
+    for query in sorted({row[0] for row in rows}):
+        mine = [row for row in rows if row[0] == query]
+        ranked = sorted(mine, key=lambda row: (row[2], str(row[1])), reverse=True)[:depth]
+        relevant = sum(1 for row in mine if row[3] >= 1)
+        hits, total = 0, 0.0
+        for position, row in enumerate(ranked, start=1):
+            if row[3] >= 1:
+                hits += 1
+                total += hits / position
+        out[f"{query}:map"] = total / relevant
+        out[f"{query}:p@1"] = float(ranked[0][3] >= 1)
+    return out
+
+
+@pytest.mark.parametrize("integer_items", [True, False])
+def test_max_docs_cuts_in_the_engines_tie_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, integer_items: bool
+) -> None:
+    # ties between 9 and 10 (as text "9" > "10"; as numbers 10 > 9), and between "b" and "a"
+    items: list[object] = [9, 10, 3, 7] if integer_items else ["b9", "b10", "a3", "a7"]
+    rows = [
+        ("q1", items[0], 1.0, 1),
+        ("q1", items[1], 1.0, 0),
+        ("q1", items[2], 0.5, 1),
+        ("q2", items[2], 2.0, 0),
+        ("q2", items[3], 2.0, 1),
+        ("q2", items[0], 1.0, 1),
+    ]
+    log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    expected = _brute_truncated(rows, 1)
+    code, out, err = _run_cli(
+        capsys, path, "-M", "1", "-m", "map,p@1", "--per-query", "-f", "csv", "--tie-warning", "0"
+    )
+    assert code == 0, err
+    table = pl.read_csv(out.encode()).filter(pl.col("query") != "all")
+    for row in table.iter_rows(named=True):
+        assert row["map"] == pytest.approx(expected[f"{row['query']}:map"], abs=1e-12)
+        assert row["p@1"] == expected[f"{row['query']}:p@1"]
+    # evaluate ranks the same way: its p@1 on the whole log equals the cut log's
+    engine = rke.evaluate(log, ["p@1"], per_query=True)
+    assert dict(zip(engine["query"], engine["p@1"], strict=True)) == {
+        q: expected[f"{q}:p@1"] for q in ("q1", "q2")
+    }
+
+
+def test_unknown_metric_is_named_before_the_files_are_read(
+    capsys: pytest.CaptureFixture[str], runs: dict[str, Path], tmp_path: Path
+) -> None:
+    qrels = tmp_path / "other_queries.txt"
+    qrels.write_text("1 0 d1 1\n7 0 d9 1\n")  # query 2 unjudged, 7 unretrieved: a warning
+    code, _, err = _run_cli(capsys, runs["cand"], "--qrels", qrels, "-m", "mapp")
+    _one_line_error(code, err, "unknown metric 'mapp'")
+    code, _, err = _run_cli(capsys, runs["cand"], "--qrels", qrels, "-m", "map")
+    assert code == 0
+    assert "warning" in err  # the same files do warn once the metric is right

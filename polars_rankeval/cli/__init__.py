@@ -57,7 +57,7 @@ from polars_rankeval.cli._errors import (
     _one_line,
     _warnings_as_lines,
 )
-from polars_rankeval.cli._evaluation import Result, _evaluate, _metric_plan
+from polars_rankeval.cli._evaluation import Result, _evaluate, _metric_plan, check_metric_names
 from polars_rankeval.cli._inputs import (
     _check_output,
     _input_errors_named,
@@ -102,6 +102,7 @@ def _run(argv: Sequence[str] | None) -> None:
     fmt = _output_format(args)
     by = _split_by(args.by)
     _check_output(args.output, [*args.paths, args.qrels])
+    check_metric_names(args)  # before reading: a typo is not preceded by warnings on the data
     trec_files = [*args.paths, args.qrels] if args.qrels else []
     with _input_errors_named(args.paths, trec_files):
         data, by = _read_inputs(args, by, fmt)

@@ -15,11 +15,12 @@ from typing import Any, NoReturn
 import polars as pl
 
 from polars_rankeval._columns import make_columns
-from polars_rankeval._plan import finish_all
+from polars_rankeval._plan import finish_all, judged_only_rows
 from polars_rankeval._settings import settings_for
 from polars_rankeval._summary import drop_empty_queries, per_query_only, summary
 from polars_rankeval.cli._constants import _COLUMN_ROLES
 from polars_rankeval.cli._errors import CliError
+from polars_rankeval.context import trec_key
 from polars_rankeval.errors import EmptyEvaluationWarning
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.io import read_trec_run
@@ -95,6 +96,19 @@ def _metric_plan(args: argparse.Namespace) -> tuple[list[str | Metric], list[str
     # runid and relstring are text, not metrics: the trec output prints them itself.
     kept = [name for name in specs if trec_measure_of(name) not in ("runid", "relstring")]
     return [_with_num_docs(name, args.num_docs) for name in kept], printed
+
+
+def check_metric_names(args: argparse.Namespace) -> None:
+    """Resolve the ``-m`` metrics before any file is read (a typo is the only line printed).
+
+    The same resolution the evaluation does later, with the command's convention; without
+    ``-m`` the defaults need no check.
+    """
+    if not args.metrics:
+        return
+    specs, _ = _metric_plan(args)
+    preset, _ = settings_for(args.convention, {"ties": args.ties})
+    resolve_metrics(specs, preset)
 
 
 def _printed_labels(printed: list[str], resolved: list[tuple[str, Metric]]) -> list[str]:
@@ -207,9 +221,11 @@ def _tables(
 def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
     """trec_eval's ``-M k`` and ``-J``: what each query's ranking holds before evaluation.
 
-    ``-M``: the first k retrieved items in trec_eval's order (score descending, ties by item
-    id descending); a judged item past the cut stays as judged but not retrieved, so it still
-    counts toward R, as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
+    ``-M``: the first k retrieved items in the engine's order
+    (:func:`polars_rankeval.context.trec_key`: score descending, ties by the item's string form
+    descending, as trec_eval and every metric rank them, whatever the item column's type); a
+    judged item past the cut stays as judged but not retrieved, so it still counts toward R,
+    as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
     without a judgment or with a negative label (pooled but unjudged) are dropped, and the
     rest keep their order, so they are ranked again without gaps.
     """
@@ -220,22 +236,17 @@ def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) ->
     retrieved = pl.col(score).is_not_null()
     if args.max_docs is not None:
         cut = "__rke_cut"
+        # The engine's own order key, so the cut keeps exactly the rows the metrics rank first.
+        key = trec_key(pl.col(score), pl.col(item), nan_last=args.nan_scores == "last")
+        position = key.rank("ordinal", descending=True).over(keys)
         data = (
-            data.sort(
-                [*keys, score, item],
-                descending=[*(False for _ in keys), True, True],
-                nulls_last=True,
-            )
-            .with_columns(
-                (retrieved & (pl.int_range(pl.len()).over(keys) >= args.max_docs)).alias(cut)
-            )
+            data.with_columns((retrieved & (position > args.max_docs)).alias(cut))
             .filter(~pl.col(cut) | pl.col(relevance).is_not_null())
             .with_columns(pl.when(pl.col(cut)).then(None).otherwise(pl.col(score)).alias(score))
             .drop(cut)
         )
     if args.judged_only:
-        judged = pl.col(relevance).is_not_null() & (pl.col(relevance) >= 0)
-        data = data.filter(~retrieved | judged)
+        data = data.filter(judged_only_rows(score, relevance))
     return data
 
 
