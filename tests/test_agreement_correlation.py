@@ -288,6 +288,24 @@ def test_systems_in_one_table_only():
     assert found.coefficient == 1.0
 
 
+@pytest.mark.parametrize("value", [float("nan"), None])
+def test_a_system_without_a_value_is_named_as_such(value):
+    """A NaN or null value was reported as a system missing from the other ranking (RC04/05)."""
+    a = pl.DataFrame({"system": ["a", "b", "c"], "map": [0.1, value, 0.3]})
+    b = pl.DataFrame({"system": ["a", "b", "c"], "map": [0.2, 0.1, 0.3]})
+    with pytest.raises(ColumnValueError, match=r"value is NaN or null for systems \['b'\] in a;"):
+        rke.rank_correlation(a, b, by="system")
+    with pytest.raises(ColumnValueError, match=r"NaN or null for systems \['b'\] in b;") as caught:
+        rke.rank_correlation(b, a, by="system")
+    assert "only in" not in str(caught.value)
+    # both causes at once are both named
+    d = pl.DataFrame({"system": ["a", "c", "d"], "map": [0.2, 0.1, 0.3]})
+    with pytest.raises(ColumnValueError, match=r"in a, and .*only in b: \['d'\]"):
+        rke.rank_correlation(a, d, by="system")
+    found = rke.rank_correlation(a, b, by="system", missing="drop")
+    assert found.n_systems == 2
+
+
 def test_several_by_columns_match_systems_on_all():
     a = pl.DataFrame({"team": ["t", "t", "u"], "run": ["1", "2", "1"], "m": [3.0, 2.0, 1.0]})
     b = a.reverse().with_columns(pl.col("m") * 2)

@@ -225,6 +225,22 @@ def test_errors():
         rke.label_agreement(a.with_columns(pl.lit(None, pl.Int64).alias("relevance")), b)
 
 
+@pytest.mark.parametrize("level", [float("nan"), float("inf"), 1.5, 1.0, True, "1"])
+def test_relevance_level_goes_through_the_one_validator(level):
+    """relevance_level=nan was accepted: every relevant set empty, Jaccard NaN (audit LA10).
+
+    label_agreement asks the validator evaluate and every metric's rel= ask, so each entry
+    point refuses the same values with the same words.
+    """
+    a, b = _qrels(0)
+    log = pl.DataFrame({"query": ["q"], "item": ["a"], "score": [1.0], "relevance": [1]})
+    with pytest.raises(rke.InvalidOptionError, match="relevance_level= must be an int") as ours:
+        rke.label_agreement(a, b, relevance_level=level)
+    with pytest.raises(rke.InvalidOptionError) as engine:
+        rke.evaluate(log, ["map"], relevance_level=level)
+    assert str(ours.value) == str(engine.value)
+
+
 # --- the CLI ----------------------------------------------------------------------------------
 
 

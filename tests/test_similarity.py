@@ -253,6 +253,13 @@ def test_null_scores_are_left_out() -> None:
     [
         ("rbp(p=0.9)", UnknownMetricError, "unknown similarity metric"),
         ("rbo(p=1.5)", InvalidOptionError, "p="),
+        # RBO's p lies in the open interval: p = 1 gives every depth the same weight and the
+        # sum (1 - p) * sum_d p^(d-1) * A_d no longer converges (0 * infinity); p = 0 weighs
+        # nothing but depth 1 (audit mutant M08 accepted p=1)
+        ("rbo(p=1)", InvalidOptionError, "must be a number in (0, 1), got '1'"),
+        ("rbo(p=1.0)", InvalidOptionError, "must be a number in (0, 1), got '1.0'"),
+        ("rbo(p=0)", InvalidOptionError, "must be a number in (0, 1), got '0'"),
+        ("rbo(p=nan)", InvalidOptionError, "must be a number in (0, 1)"),
         ("rbo(output=mid)", InvalidOptionError, "output="),
         ("rbo(ties=x)", InvalidOptionError, "ties="),
         ("rbo(q=1)", InvalidOptionError, "q"),

@@ -332,26 +332,52 @@ def _classic(method: str, a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 def _aligned(
     left: pl.DataFrame, right: pl.DataFrame, missing: Missing
 ) -> tuple[pl.DataFrame, list[str]]:
-    joined = left.join(right, on="system", how="full", coalesce=True, suffix="_b")
+    # which side holds a row for the system: a row whose value is NaN or null is not a
+    # missing system, and the error says which it is
+    joined = left.with_columns(_here=pl.lit(value=True)).join(
+        right.with_columns(_here=pl.lit(value=True)),
+        on="system",
+        how="full",
+        coalesce=True,
+        suffix="_b",
+    )
     lacking = joined.filter(pl.col("_good").is_null() | pl.col("_good_b").is_null())
     if lacking.height and missing == "error":
-        only_a = lacking.filter(pl.col("_good").is_not_null())["system"].sort().to_list()
-        only_b = lacking.filter(pl.col("_good_b").is_not_null())["system"].sort().to_list()
-        neither = lacking.filter(pl.col("_good").is_null() & pl.col("_good_b").is_null())
-        parts = []
-        if only_a:
-            parts.append(f"only in a: {only_a[:10]}")
-        if only_b:
-            parts.append(f"only in b: {only_b[:10]}")
-        if neither.height:
-            parts.append(f"without a value in either: {neither['system'].sort().to_list()[:10]}")
-        msg = (
-            f"the two rankings do not hold the same systems ({'; '.join(parts)}); pass "
-            "missing='drop' to correlate the systems both hold"
-        )
-        raise ColumnValueError(msg)
+        raise ColumnValueError(_lacking_message(lacking))
     dropped = lacking["system"].drop_nulls().sort().to_list()
-    return joined.drop_nulls(["_good", "_good_b"]), dropped
+    return joined.drop_nulls(["_good", "_good_b"]).drop("_here", "_here_b"), dropped
+
+
+def _lacking_message(lacking: pl.DataFrame) -> str:
+    """Why systems cannot be paired: absent from one ranking, or there without a value."""
+    here_a, here_b = (
+        pl.col("_here").fill_null(value=False),
+        pl.col("_here_b").fill_null(value=False),
+    )
+
+    def systems(condition: pl.Expr) -> list[str]:
+        return [str(name) for name in lacking.filter(condition)["system"].sort().head(10)]
+
+    parts = [
+        f"only in {side}: {only}"
+        for side, own, other in (("a", here_a, here_b), ("b", here_b, here_a))
+        if (only := systems(own & ~other))
+    ]
+    absent = "; ".join(parts)
+    valueless = [
+        f"{without} in {side}"
+        for side, here, value in (("a", here_a, "_good"), ("b", here_b, "_good_b"))
+        if (without := systems(here & pl.col(value).is_null()))
+    ]
+    if valueless:
+        what = "the value is NaN or null for systems " + " and ".join(valueless)
+        if absent:
+            what += f", and the rankings do not hold the same systems ({absent})"
+        return f"{what}; pass missing='drop' to correlate the systems both give a value"
+    return (
+        f"the two rankings do not hold the same systems ({absent}); pass missing='drop' to "
+        "correlate the systems both hold"
+    )
 
 
 def rank_correlation(

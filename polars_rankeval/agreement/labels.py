@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankeval._columns import check_relevance_level
 from polars_rankeval.agreement._frames import collect
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -120,7 +121,7 @@ def label_agreement(
     query: str = "query",
     item: str = "item",
     relevance: str = "relevance",
-    relevance_level: float = 1,
+    relevance_level: int = 1,
     per_query: bool = False,
 ) -> pl.DataFrame:
     """How two judges' labels of the same items agree: κ, α and the relevant sets' Jaccard.
@@ -132,7 +133,8 @@ def label_agreement(
     query, item, relevance
         Column names (the same in both).
     relevance_level
-        An item is relevant when its label is at least this (for the relevant sets).
+        An item is relevant when its label is at least this int (for the relevant sets), as
+        trec_eval ``-l`` and :func:`~polars_rankeval.evaluate`'s ``relevance_level=``.
     per_query
         One row per query (of either side) instead of one row over all queries.
 
@@ -165,9 +167,9 @@ def label_agreement(
     >>> out.select("judged_both", "only_a", "only_b", "kappa", "jaccard").rows()
     [(3, 1, 1, 0.5, 0.3333333333333333)]
     """
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)):
-        msg = f"option relevance_level= must be a number, got {relevance_level!r}"
-        raise InvalidOptionError(msg)
+    # the one rule of every relevance_level= (evaluate, metrics' rel=, the command line): an
+    # int, as trec_eval -l; a float such as nan once passed and made every relevant set empty
+    level = check_relevance_level(relevance_level)
     if len({query, item, relevance}) < 3:
         msg = "options query=, item= and relevance= must name three different columns"
         raise InvalidOptionError(msg)
@@ -178,7 +180,6 @@ def label_agreement(
             pl.col(query).cast(left.schema[query]), pl.col(item).cast(left.schema[item])
         )
     joined = left.join(right, on=[query, item], how="full", coalesce=True, suffix="_b")
-    level = float(relevance_level)
     sets = joined.group_by(query).agg(
         pl.col("_label").is_not_null().sum().alias("_judged_a"),
         pl.col("_label_b").is_not_null().sum().alias("_judged_b"),
