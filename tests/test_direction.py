@@ -333,3 +333,15 @@ def test_cli_compare_warns_on_depths(capsys, tmp_path: Path) -> None:
     assert "rank-eval: warning: 'frp' counts a relevant row" in captured.err
     assert "'short' 10, 'long' 100" in captured.err
     assert "__list_depth" not in captured.out
+
+
+@pytest.mark.parametrize("direction", ["higher", "lower"])
+def test_bootstrap_reports_the_overridden_direction(
+    log: pl.DataFrame, train: pl.DataFrame, direction: str
+) -> None:
+    out = rke.bootstrap(
+        log, ["arp@2"], by="system", train=train, n_resamples=20, direction={"arp@2": direction}
+    )
+    assert out["higher_is_better"].to_list() == [direction == "higher"] * 3
+    with pytest.raises(rke.InvalidOptionError, match=r"direction= names \['gini@2'\]"):
+        rke.bootstrap(log, ["arp@2"], by="system", train=train, direction={"gini@2": "lower"})

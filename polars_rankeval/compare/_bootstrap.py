@@ -27,6 +27,7 @@ from polars_rankeval.compare._pairing import resolve_baseline, system_names
 from polars_rankeval.errors import BootstrapBiasWarning, InvalidOptionError
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.lists import maybe_from_lists
+from polars_rankeval.meaning import Directions, Meaning, meanings
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.tables import Tables, make_tables
@@ -61,6 +62,7 @@ def bootstrap(
     n_resamples: int = 1_000,
     alpha: float = 0.05,
     seed: int = 0,
+    direction: Directions = None,
     **evaluate_keywords: Any,
 ) -> pl.DataFrame:
     """Bootstrap intervals over queries (users), for any metric, per system.
@@ -84,6 +86,10 @@ def bootstrap(
         paired by query.
     n_resamples, alpha, seed
         Number of draws (at least 10), interval level ``1 − alpha``, random seed.
+    direction
+        ``{metric: "higher" | "lower" | "none"}``: overrides a metric's declared direction in
+        ``higher_is_better`` (``{"gini@10": "higher"}``), as in
+        :func:`~polars_rankeval.compare`.
     **evaluate_keywords
         Passed to :func:`~polars_rankeval.evaluate` (``train=``, ``catalog=``, conventions ...).
 
@@ -116,7 +122,9 @@ def bootstrap(
         msg = "option per_query= is set by bootstrap (it resamples the per-query frame)"
         raise InvalidOptionError(msg)
     keys = [by] if isinstance(by, str) else list(by)
-    per_query, resolved, tables, query = _per_query(log, metrics, keys, evaluate_keywords)
+    per_query, resolved, tables, query = _per_query(
+        log, metrics, keys, evaluate_keywords, direction
+    )
     observed = _values(per_query, resolved, keys, tables)
     observed = observed.with_columns(system_names(keys).alias(_SYSTEM))
     systems = observed[_SYSTEM].to_list()
@@ -145,7 +153,8 @@ def bootstrap(
     )
     counts = per_query.group_by(keys).len()
     counts = counts.with_columns(system_names(keys).alias(_SYSTEM))
-    for label, metric in resolved:
+    # Each metric's direction as meaning.py decides it (the call's direction= included).
+    for label, meaning in _meanings(resolved, direction).items():
         wide = resampled.pivot(on=_SYSTEM, index=_DRAW, values=label).sort(_DRAW)
         for system in systems:
             if system == chosen:
@@ -156,7 +165,7 @@ def bootstrap(
             row: dict[str, Any] = {
                 "metric": label,
                 "system": system,
-                "higher_is_better": metric.higher_is_better,
+                "higher_is_better": meaning.higher_is_better,
                 "value": value,
                 "ci_low": low,
                 "ci_high": high,
@@ -305,17 +314,23 @@ def _delta(
     return out
 
 
+def _meanings(resolved: list[tuple[str, Metric]], direction: Directions) -> dict[str, Meaning]:
+    return meanings([label for label, _ in resolved], known=dict(resolved), direction=direction)
+
+
 def _per_query(
     log: pl.DataFrame | pl.LazyFrame,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     keys: list[str],
     evaluate_keywords: dict[str, Any],
+    direction: Directions = None,
 ) -> tuple[pl.DataFrame, list[tuple[str, Metric]], Tables, str]:
     """The finished per-query rows (hidden per-system values kept), metrics, tables, query."""
     query = evaluate_keywords.get("query", "query")
     item = evaluate_keywords.get("item", "item")
     preset, _ = settings_for(evaluate_keywords.get("convention", "trec_eval"), evaluate_keywords)
     resolved = resolve_metrics(metrics, preset)
+    _meanings(resolved, direction)  # a direction= for no metric is refused before reading
     data = as_polars(log, "log").lazy()
     table_keywords = {k: evaluate_keywords.get(k) for k in ("train", "items", "catalog")}
     per_query = evaluate(
