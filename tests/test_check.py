@@ -374,3 +374,80 @@ def test_zero_baseline_and_repeated_queries() -> None:
     twice = pl.concat([base, base.head(1)])
     with pytest.raises(DuplicateItemError, match="baseline's per-query table has 1 query"):
         rke.check(better, twice, floors={"map": 0})
+
+
+# Boundary tests that kill the gate's surviving mutants of the round-4 audit (section 2.7):
+# M01 (relative change over a negative mean), M04 (Δ unknown with shared queries), M05 (a
+# significant change with Δ exactly 0), M06 (a candidate exactly at its floor), M07 (p-values
+# printed between 1e-4 and 1e-3). Expected values are worked out by hand in each comment.
+
+
+def test_relative_rule_over_a_negative_baseline_mean() -> None:
+    """M01: Δ is relative to |mean|: -0.05 from a mean of -0.5 is a 10% drop, not a 10% rise."""
+    from polars_rankeval.gate._rules import relative_change
+
+    assert relative_change(-0.05, -0.5) == pytest.approx(-0.1)
+    assert Rule.parse("x < -5%").broken(-0.05, -0.5)
+    assert not Rule.parse("x > 5%").broken(-0.05, -0.5)
+    # through check: a per-query column whose values are negative (a score difference, say)
+    base = pl.DataFrame({"query": ["q1", "q2"], "x": [-0.5, -0.5]})
+    cand = pl.DataFrame({"query": ["q1", "q2"], "x": [-0.55, -0.55]})
+    result = rke.check(cand, base, fail_if="x < -5%")
+    assert not result.passed
+    assert result.reasons == ["x: Δ -10.00% breaks the rule x < -5%"]
+
+
+def test_unknown_delta_with_shared_queries_fails(recwarn: pytest.WarningsRecorder) -> None:
+    """M04: queries are shared but the candidate has no value for x: Δ is NaN, x fails."""
+    queries = [f"q{i}" for i in range(5)]
+    base = pl.DataFrame({"query": queries, "map": [0.5] * 5, "x": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    cand = pl.DataFrame(
+        {"query": queries, "map": [0.5] * 5, "x": [None] * 5},
+        schema_overrides={"x": pl.Float64},
+    )
+    result = rke.check(cand, base, ["map", "x"], floors={"map": 0.0})
+    assert result.queries["shared"] == 5
+    assert not result.passed
+    assert result.reasons == ["x: no query has a value on both sides, so Δ is unknown"]
+
+
+def test_significant_change_with_zero_delta_is_not_worse() -> None:
+    """M05: 8 queries lose 0.125 and one gains 1.0, so Δ = 0 exactly (dyadic values).
+
+    The sign test finds 8 of 9 changes on one side significant (p = 2 * 10 / 512 = 0.039), but
+    a mean change of 0 is no loss: fail_if_significant must pass.
+    """
+    queries = [f"q{i}" for i in range(9)]
+    changes = [-0.125] * 8 + [1.0]
+    base = pl.DataFrame({"query": queries, "map": [0.5] * 9})
+    cand = pl.DataFrame({"query": queries, "map": [0.5 + c for c in changes]})
+    result = rke.check(cand, base, fail_if_significant=True, test="sign")
+    row = result.table.row(0, named=True)
+    assert row["delta"] == 0.0
+    assert row["p_value"] == pytest.approx(2 * 10 / 512)
+    assert row["significant"]
+    assert result.passed
+    # the mirror image is a real loss and fails
+    worse = pl.DataFrame({"query": queries, "map": [0.5 - c - 0.01 for c in changes]})
+    assert not rke.check(worse, base, fail_if_significant=True, test="sign").passed
+
+
+def test_candidate_exactly_at_its_floor_or_ceiling_passes() -> None:
+    """M06: floors are 'at least', ceilings 'at most': the bound itself passes."""
+    base = pl.DataFrame({"query": ["q1", "q2"], "map": [0.25, 0.75]})
+    cand = pl.DataFrame({"query": ["q1", "q2"], "map": [0.5, 0.5]})  # mean exactly 0.5
+    assert rke.check(cand, base, floors={"map": 0.5}).passed
+    assert rke.check(cand, base, ceilings={"map": 0.5}).passed
+    assert not rke.check(cand, base, floors={"map": 0.5000001}).passed
+    assert not rke.check(cand, base, ceilings={"map": 0.4999999}).passed
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [(0.0005, "0.0005"), (0.000999, "0.0010"), (1e-4, "0.0001"), (9.99e-5, "<0.0001")],
+)
+def test_p_values_below_a_thousandth_keep_their_digits(p: float, shown: str) -> None:
+    """M07: only p < 1e-4 is written '<0.0001'; 0.0005 prints as itself."""
+    from polars_rankeval.gate._result import _p
+
+    assert _p(p) == shown
