@@ -33,7 +33,9 @@ from polars_rankeval.errors import (
     SubtopicWarning,
     TieWarning,
     TrecFormatError,
+    UndefinedMetricWarning,
     UnknownMetricError,
+    UnusedTableWarning,
 )
 from polars_rankeval.evaluate import evaluate
 from polars_rankeval.expr import metric_expr
@@ -69,7 +71,9 @@ __all__ = [
     "SubtopicWarning",
     "TieWarning",
     "TrecFormatError",
+    "UndefinedMetricWarning",
     "UnknownMetricError",
+    "UnusedTableWarning",
     "__version__",
     "bootstrap",
     "check",

@@ -85,6 +85,18 @@ class BootstrapBiasWarning(UserWarning):
     """A bootstrap interval excludes its own estimate: the metric is biased under resampling."""
 
 
+class UnusedTableWarning(UserWarning):
+    """A table was passed (``train=``, ``items=``, ``catalog=``) but no metric asked reads it.
+
+    Usually a preset chose another definition (``ild`` under ``convention="recommenders"``
+    measures similarity by train co-occurrence, not from ``items=``) or an option is missing.
+    """
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric has no value for the input (e.g. personalization over fewer than two lists)."""
+
+
 class DepthWarning(UserWarning):
     """Systems compared on a depth-sensitive metric (``frp``, ``mean_rank``) differ in list depth.
 

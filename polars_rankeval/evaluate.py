@@ -236,7 +236,8 @@ def evaluate(
     resolved = resolve_metrics(metrics, preset)
     data = as_polars(data)  # type: ignore[assignment]
     # a frame of per-user lists (the item column is a list column) becomes the long format
-    lf, _ = maybe_from_lists(readable(data.lazy()), columns)  # a cut Parquet file: named
+    # a cut Parquet file: named; empty lists warned about unless missing_queries="zero"
+    lf, _ = maybe_from_lists(readable(data.lazy()), columns, settings.missing_queries)
     # the input as given: a missing column is reported among the columns the user has
     check_schema(lf.collect_schema(), columns, need_relevance=reads_labels(resolved))
     lf = with_optional_relevance(lf, columns, resolved)

@@ -8,12 +8,18 @@ held-out items as another list (``relevant``) or labels parallel to the recommen
 
 from __future__ import annotations
 
+import warnings
 from typing import TypeVar
 
 import polars as pl
 
 from polars_rankeval._columns import Columns
-from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, ColumnValueError
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    ColumnValueError,
+    QueryCoverageWarning,
+)
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -68,6 +74,58 @@ def _same_lengths(query: str, recommended: str, parallel: str, option: str) -> p
     return packed.map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
 
 
+def _warn_empty_lists(query: str, recommended: str, judged: str | None) -> pl.Expr:
+    """An all-true mask that warns, when the lists are read, about users with no recommendation.
+
+    Such a user has no retrieved row, so ``evaluate`` skips it (trec_eval's rule, which
+    Recommenders' ``merge_ranking_true_pred`` shares) or, with no relevant item either, it has
+    no row at all: said, not silent. Every user's row is read at once (one warning, one count).
+    """
+    # the user's line, read now: the lists are read later, in a Polars thread
+    # imported here: ties imports the engine, which imports this module
+    from polars_rankeval.ties import user_site
+
+    site = user_site()
+    shown = [pl.col(query).alias("q"), pl.col(recommended).list.len().fill_null(0).alias("n")]
+    if judged is not None:
+        shown.append(pl.col(judged).list.len().fill_null(0).alias("r"))
+
+    def check(packed: pl.Series) -> pl.Series:
+        frame = packed.struct.unnest()
+        empty = frame.filter(pl.col("n") == 0)
+        if empty.height:
+            ids = empty["q"].head(3).to_list()
+            example = ", ".join(repr(value) for value in ids)
+            more = ", ..." if empty.height > len(ids) else ""
+            if judged is None:
+                fate = "they have no row, so no metric sees them"
+            else:
+                judged_only = int((empty["r"] > 0).sum())
+                fate = (
+                    f"{judged_only} of them with a relevant item: evaluate skips a user "
+                    "with no recommended item (as trec_eval and Recommenders do; "
+                    "missing_queries='zero' scores it 0)"
+                )
+                if judged_only < empty.height:
+                    fate += "; the others have no row at all"
+            filename, lineno, module_globals = site
+            warnings.warn_explicit(
+                f"{empty.height} of {frame.height} user(s) in {query!r} have an empty (or "
+                f"null) {recommended!r} list, e.g. {query} {example}{more}: {fate}. Filter them "
+                "out, or pass warn_empty=False to from_lists, if that is intended",
+                QueryCoverageWarning,
+                filename,
+                lineno,
+                module=module_globals.get("__name__", "__main__"),
+                registry=module_globals.setdefault("__warningregistry__", {}),
+                module_globals=module_globals,
+            )
+        return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
+
+    # not elementwise: the whole column in one call, so the warning counts every user
+    return pl.struct(*shown).map_batches(check, return_dtype=pl.Boolean)
+
+
 def from_lists(
     frame: FrameT,
     *,
@@ -79,6 +137,7 @@ def from_lists(
     item: str = "item",
     score: str = "score",
     relevance: str = "relevance",
+    warn_empty: bool = True,
 ) -> FrameT:
     """Per-user lists to the long format: one row per (user, item), lazily.
 
@@ -102,6 +161,12 @@ def from_lists(
         Scores parallel to ``recommended`` (same length), instead of the list order.
     item, score, relevance
         Names of the output columns.
+    warn_empty
+        Warn (a :class:`~polars_rankeval.QueryCoverageWarning`, when the lists are read) if some
+        users' ``recommended`` list is empty or null: such a user has no recommended row, so
+        ``evaluate`` skips it (as trec_eval and Recommenders do; ``missing_queries="zero"``
+        scores it 0), and one with no relevant item either has no row at all. Pass False when
+        that is expected.
 
     Returns
     -------
@@ -151,7 +216,11 @@ def from_lists(
             lists = lists.filter(_same_lengths(query, recommended, parallel, option))
     length = pl.col(recommended).list.len()
     exploded = [recommended, _POSITION, *(p for p in (labels, scores) if p is not None)]
-    rows = lists.with_columns(pl.int_ranges(0, length).alias(_POSITION), length.alias(_LENGTHS))
+    # checked on this branch only (the relevant items' branch reads the lists again)
+    rows = lists
+    if warn_empty:
+        rows = rows.filter(_warn_empty_lists(query, recommended, relevant or labels))
+    rows = rows.with_columns(pl.int_ranges(0, length).alias(_POSITION), length.alias(_LENGTHS))
     rows = rows.explode(exploded, empty_as_null=False).filter(pl.col(_POSITION).is_not_null())
     ranked_score = (
         pl.col(scores).cast(pl.Float64)
@@ -253,11 +322,15 @@ def list_shaped(schema: pl.Schema, columns: Columns) -> str | None:
     )
 
 
-def maybe_from_lists(lf: pl.LazyFrame, columns: Columns) -> tuple[pl.LazyFrame, bool]:
+def maybe_from_lists(
+    lf: pl.LazyFrame, columns: Columns, missing_queries: str = "skip"
+) -> tuple[pl.LazyFrame, bool]:
     """The long format when ``columns.item`` is a list column of ``lf``, else ``lf`` unchanged.
 
     The relevance column, if it is a list, holds the relevant items; the score column, if it
     is a list, the scores. Labels parallel to the items need :func:`from_lists` (``labels=``).
+    Empty lists are warned about unless ``missing_queries="zero"`` (the caller asked to score
+    those users 0).
     """
     schema = lf.collect_schema()
     if columns.item not in schema or not _nested(schema[columns.item]):
@@ -277,5 +350,6 @@ def maybe_from_lists(lf: pl.LazyFrame, columns: Columns) -> tuple[pl.LazyFrame, 
         item=columns.item,
         score=columns.score,
         relevance=columns.relevance,
+        warn_empty=missing_queries != "zero",
     )
     return converted, True

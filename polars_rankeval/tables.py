@@ -21,6 +21,7 @@ the log before ranking, once per distinct input however many metrics read it.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from polars_rankeval.errors import (
     ColumnTypeError,
     ColumnValueError,
     InvalidOptionError,
+    UnusedTableWarning,
 )
 
 TableName = Literal["train", "items", "catalog", "subtopics"]
@@ -55,6 +57,8 @@ TRAIN_N_USERS = "__rke_train_n_users"  # distinct users in train
 TRAIN_N_ROWS = "__rke_train_n_rows"  # rows (interactions) in train
 TRAIN_N_ITEMS = "__rke_train_n_items"  # distinct items in train
 SEEN = "__rke_seen"  # the (query, item) pair occurs in train
+# The catalog size's column (prefixed: a short name could be a user's by= column).
+CATALOG_N = "__rke_n"
 
 Source = object  # a frame, a path, or a catalog size: checked by read_table
 
@@ -92,11 +96,11 @@ class Tables:
         return getattr(self, name) is not None
 
     def catalog_items(self, metric: str) -> pl.LazyFrame:
-        """The number of catalog items, as a one-row frame with column ``"n"``."""
+        """The number of catalog items, as a one-row frame with column ``CATALOG_N``."""
         if self.catalog_size is not None:
-            return pl.LazyFrame({"n": [self.catalog_size]}, schema={"n": pl.Int64})
+            return pl.LazyFrame({CATALOG_N: [self.catalog_size]}, schema={CATALOG_N: pl.Int64})
         catalog = self.require("catalog", metric)
-        return catalog.select(pl.col(self.item).n_unique().cast(pl.Int64).alias("n"))
+        return catalog.select(pl.col(self.item).n_unique().cast(pl.Int64).alias(CATALOG_N))
 
 
 def missing_table(name: TableName, metric: str) -> MissingTableError:
@@ -206,6 +210,43 @@ def refuse_rows(
     return frame.filter(mask)
 
 
+def warn_rows(
+    frame: pl.LazyFrame,
+    flagged: pl.Expr,
+    shown: list[str],
+    message: Callable[[pl.DataFrame], str],
+    category: type[Warning],
+) -> pl.LazyFrame:
+    """``frame`` unchanged, but reading it warns (``category``) once if a row is ``flagged``.
+
+    The warning's counterpart of :func:`refuse_rows`, for a small frame (one row per system):
+    every row is read in one call, so there is one warning; it points at the user's line,
+    taken now (the frame may be read later, in a Polars thread).
+    """
+    # imported here: ties imports the engine, which imports this module
+    from polars_rankeval.ties import user_site
+
+    filename, lineno, module_globals = user_site()
+
+    def check(packed: pl.Series) -> pl.Series:
+        rows = packed.struct.unnest().filter(pl.col(_BAD))
+        if rows.height:
+            warnings.warn_explicit(
+                message(rows.drop(_BAD)),
+                category,
+                filename,
+                lineno,
+                module=module_globals.get("__name__", "__main__"),
+                registry=module_globals.setdefault("__warningregistry__", {}),
+                module_globals=module_globals,
+            )
+        return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
+
+    # not elementwise: one call over every row, so one warning with every flagged row
+    mask = pl.struct(*shown, flagged.alias(_BAD)).map_batches(check, return_dtype=pl.Boolean)
+    return frame.filter(mask)
+
+
 def _one_row_per_item(items: pl.LazyFrame, item: str) -> pl.LazyFrame:
     """The items table, refusing (when read) an item with several rows."""
 
@@ -277,6 +318,58 @@ def check_needs(named: Iterable[tuple[str, Sequence[str]]], tables: Tables) -> N
         for name in needs:
             if not tables.has(name):  # type: ignore[arg-type]
                 raise missing_table(name, label)  # type: ignore[arg-type]
+
+
+# The metrics that read items= with similarity="features" and train= with "cooccurrence".
+_SIMILARITY_FAMILIES = ("ild", "ils", "serendipity")
+
+
+def warn_unused_tables(named: Iterable[tuple[str, Sequence[str]]], tables: Tables) -> None:
+    """Warn (UnusedTableWarning) for each table passed that no metric asked reads.
+
+    ``named`` holds every metric of the evaluation (label, needs). A table passed for nothing
+    is usually a definition the user did not expect: ``ild@k`` under
+    ``convention="recommenders"`` measures similarity by train co-occurrence and never reads
+    ``items=``. The warning points at the user's line.
+    """
+    pairs = list(named)
+    needed = {name for _, needs in pairs for name in needs}
+    given = {
+        "train": tables.train is not None,
+        "items": tables.items is not None,
+        "catalog": tables.catalog is not None or tables.catalog_size is not None,
+    }
+    unused = [name for name, passed in given.items() if passed and name not in needed]
+    if not unused:
+        return
+    # imported here: ties imports the engine, which imports this module
+    from polars_rankeval.ties import user_site
+
+    filename, lineno, module_globals = user_site()
+    labels = [label for label, _ in pairs]
+    for name in unused:
+        hint = ""
+        if name == "items":
+            other = [
+                label
+                for label, needs in pairs
+                if label.split("@")[0].split("(")[0] in _SIMILARITY_FAMILIES and "train" in needs
+            ]
+            if other:
+                hint = (
+                    f"; {other[0]!r} measures similarity by train co-occurrence (the "
+                    "default of convention='recommenders'): similarity=features reads items="
+                )
+        warnings.warn_explicit(
+            f"option {name}= is not read by any metric asked ({', '.join(labels[:6])}"
+            f"{', ...' if len(labels) > 6 else ''}){hint}",
+            UnusedTableWarning,
+            filename,
+            lineno,
+            module=module_globals.get("__name__", "__main__"),
+            registry=module_globals.setdefault("__warningregistry__", {}),
+            module_globals=module_globals,
+        )
 
 
 def join_inputs(lf: pl.LazyFrame, inputs: Iterable[RowInput], tables: Tables) -> pl.LazyFrame:

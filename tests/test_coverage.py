@@ -123,8 +123,10 @@ def test_per_system_metrics_are_declared_and_refused_where_they_mean_nothing() -
         rke.evaluate(log, ["coverage@5"], by="system")
     with pytest.raises(rke.InvalidOptionError, match="intersect"):
         rke.evaluate(log, ["coverage@5(intersect=False)"], by="system", catalog=50)
-    single = rke.evaluate(log.filter(pl.col("query") == 3), ["personalization@5"], by="system")
-    assert single["personalization@5"].to_list() == [None, None]  # one list: no pair
+    # one list: no pair, null, and said (audit RS20), once for both systems
+    with pytest.warns(rke.UndefinedMetricWarning, match=r"system='a' \(2 group\(s\) in all\)"):
+        single = rke.evaluate(log.filter(pl.col("query") == 3), ["personalization@5"], by="system")
+    assert single["personalization@5"].to_list() == [None, None]
 
 
 def test_namespace_methods() -> None:

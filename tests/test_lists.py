@@ -21,8 +21,14 @@ RECS = pl.DataFrame(
 )
 
 
+# user 3 has an empty list: said when the lists are read (trial 2.4)
+EMPTY = r"1 of 3 user\(s\) in 'user' have an empty \(or null\) 'predicted' list, e\.g\. user 3"
+
+
 def test_long_rows_by_hand() -> None:
-    long = rke.from_lists(RECS, recommended="predicted", relevant="actual").sort("user", "item")
+    with pytest.warns(rke.QueryCoverageWarning, match=EMPTY):
+        long = rke.from_lists(RECS, recommended="predicted", relevant="actual")
+    long = long.sort("user", "item")
     assert long.rows() == [
         ("m", 1, "a", 3.0, 0),
         ("m", 1, "b", 2.0, 1),
@@ -39,8 +45,10 @@ def test_long_rows_by_hand() -> None:
 def test_lazy_equals_eager_and_nothing_is_read_early() -> None:
     lazy = rke.from_lists(RECS.lazy(), recommended="predicted", relevant="actual")
     assert isinstance(lazy, pl.LazyFrame)
-    eager = rke.from_lists(RECS, recommended="predicted", relevant="actual")
-    assert_frame_equal(lazy.collect().sort("user", "item"), eager.sort("user", "item"))
+    eager = rke.from_lists(RECS, recommended="predicted", relevant="actual", warn_empty=False)
+    with pytest.warns(rke.QueryCoverageWarning, match=EMPTY):  # when read, not before
+        collected = lazy.collect()
+    assert_frame_equal(collected.sort("user", "item"), eager.sort("user", "item"))
 
 
 def test_labels_scores_and_arrays() -> None:
@@ -66,21 +74,56 @@ def test_labels_scores_and_arrays() -> None:
 
 def test_metrics_on_lists_by_hand() -> None:
     # user 1: a b c, relevant {b, z}; user 2: d e, relevant {q}; user 3: nothing, relevant {a}
-    out = rke.evaluate(
-        RECS, ["recall@2", "p@2", "ndcg@3"], query="user", item="predicted", relevance="actual"
-    )
+    with pytest.warns(rke.QueryCoverageWarning, match=EMPTY + ": 1 of them with a relevant"):
+        out = rke.evaluate(
+            RECS, ["recall@2", "p@2", "ndcg@3"], query="user", item="predicted", relevance="actual"
+        )
     idcg = 1 + 1 / math.log2(3)
     # trec_eval's rule skips user 3 (judged, nothing retrieved): means over users 1 and 2
     skipped = (0.5 / 2, 0.5 / 2, (1 / math.log2(3) / idcg) / 2)
     assert out.row(0) == pytest.approx(skipped, rel=1e-12)
     expected = (0.5 / 3, 0.5 / 3, (1 / math.log2(3) / idcg) / 3)
+    # scoring user 3 is asked for: no warning, whichever way the lists come in
     via = rke.evaluate(
-        rke.from_lists(RECS, recommended="predicted", relevant="actual"),
+        rke.from_lists(RECS, recommended="predicted", relevant="actual", warn_empty=False),
         ["recall@2", "p@2", "ndcg@3"],
         query="user",
         missing_queries="zero",
     )
     assert via.row(0) == pytest.approx(expected, rel=1e-12)
+    direct = rke.evaluate(
+        RECS,
+        ["recall@2", "p@2", "ndcg@3"],
+        query="user",
+        item="predicted",
+        relevance="actual",
+        missing_queries="zero",
+    )
+    assert direct.row(0) == pytest.approx(expected, rel=1e-12)
+
+
+def test_empty_lists_are_said_once_with_a_count() -> None:
+    recs = pl.DataFrame(
+        {
+            "user": [1, 2, 3, 4, 5],
+            "recommended": [["a"], [], None, [], ["b"]],
+            "relevant": [["a"], ["a"], None, [], ["b"]],
+        }
+    )
+    with pytest.warns(rke.QueryCoverageWarning) as record:
+        rke.from_lists(recs, relevant="relevant")
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "3 of 5 user(s)" in message
+    assert "e.g. user 2, 3, 4" in message
+    assert "1 of them with a relevant item" in message
+    assert "the others have no row at all" in message
+    assert record[0].filename == __file__  # points at the user's line
+    with pytest.warns(rke.QueryCoverageWarning, match="they have no row"):
+        rke.from_lists(recs.drop("relevant"))
+    # nothing empty, or warn_empty=False: no warning
+    rke.from_lists(recs.filter(pl.col("recommended").list.len() > 0), relevant="relevant")
+    rke.from_lists(recs, relevant="relevant", warn_empty=False)
 
 
 def test_errors_and_the_hint() -> None:

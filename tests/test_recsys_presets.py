@@ -27,13 +27,16 @@ def test_recommenders() -> None:
     # recommenders-team/recommenders tests/unit/recommenders/evaluation/
     # test_python_evaluation.py: novelty 2.83333, catalog_coverage 0.8,
     # distributional_coverage 1.9183, diversity 0.43096, serendipity 0.43408
-    out = rke.evaluate(
-        RECOMMENDERS_RECO,
-        ["novelty@2", "coverage@2", "entropy@2", "ild@2", "serendipity@2"],
-        convention="recommenders",
-        train=RECOMMENDERS_TRAIN,
-        items=RECOMMENDERS_ITEMS,
-    )
+    # the preset's diversity and serendipity use train co-occurrence: items= is not read, and
+    # passing it says so (trial 2.4: a user expected ild from the item features)
+    with pytest.warns(rke.UnusedTableWarning, match=r"option items= .*'ild@2' .*co-occurrence"):
+        out = rke.evaluate(
+            RECOMMENDERS_RECO,
+            ["novelty@2", "coverage@2", "entropy@2", "ild@2", "serendipity@2"],
+            convention="recommenders",
+            train=RECOMMENDERS_TRAIN,
+            items=RECOMMENDERS_ITEMS,
+        )
     assert out.row(0) == pytest.approx((2.83333, 0.8, 1.9183, 0.43096, 0.43408), abs=1e-5)
 
 

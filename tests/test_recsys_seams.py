@@ -502,3 +502,48 @@ DIRECTIONS = {
 @pytest.mark.parametrize(("metric", "direction"), list(DIRECTIONS.items()))
 def test_beyond_accuracy_directions_follow_the_tools(metric: str, direction: str) -> None:
     assert rke.parse_metric(metric).direction == direction
+
+
+def test_a_table_no_metric_reads_is_said() -> None:
+    log = from_lists_log()
+    items = pl.DataFrame({"item": list(range(10, 34)), "x": [float(i % 3) for i in range(24)]})
+    # ild under the recommenders preset measures similarity by train co-occurrence
+    with pytest.warns(rke.UnusedTableWarning, match=r"option items= .*'ild@3'.*co-occurrence"):
+        rke.evaluate(
+            log, ["ild@3"], query="user", convention="recommenders", train=TRAIN, items=items
+        )
+    # coverage of the train items under the preset: the catalog is not its denominator
+    with pytest.warns(rke.UnusedTableWarning, match=r"option catalog= is not read .*coverage@3"):
+        rke.evaluate(
+            log, ["coverage@3"], query="user", convention="recommenders", train=TRAIN, catalog=40
+        )
+    # every table read: no warning
+    rke.evaluate(
+        log,
+        ["ild@3", "coverage@3", "novelty@3"],
+        query="user",
+        train=TRAIN,
+        items=items,
+        catalog=40,
+    )
+
+
+@pytest.mark.parametrize("name", ["n", "s", "p", "d", "t", "m", "q", "u", "self", "total"])
+def test_beyond_accuracy_metrics_take_any_column_name(name: str) -> None:
+    # short internal column names once collided with a user's by= or query column (a raw
+    # Polars DuplicateError); the values must not depend on the column's name
+    log = from_lists_log().with_columns(pl.lit("a").alias("system"))
+    items = pl.DataFrame({"item": list(range(10, 34)), "x": [float(i % 3) for i in range(24)]})
+    items = items.with_columns(y=pl.col("x") * 2 - 1, g=(pl.col("item") % 2).cast(pl.String))
+    metrics = ["coverage@3", "entropy@3", "gini@3", "gini@3(over=catalog)", "personalization@3"]
+    metrics += ["ild@3(features=x+y)", "ild@3(similarity=cooccurrence)", "ils@3(features=x+y)"]
+    metrics += ["serendipity@3(features=x+y)", "categorical_diversity@3(category=g)"]
+    tables = {"train": TRAIN, "items": items, "catalog": N_CATALOG}
+    expected = rke.evaluate(log, metrics, query="user", by="system", **tables)
+    renamed = log.rename({"system": name})
+    got = rke.evaluate(renamed, metrics, query="user", by=name, **tables)
+    assert got.rename({name: "system"}).equals(expected)
+    # the same name as the query column (the train table names its users alike)
+    tables["train"] = TRAIN.rename({"user": name})
+    got = rke.evaluate(log.rename({"user": name}), metrics, query=name, by="system", **tables)
+    assert got.equals(expected)

@@ -32,7 +32,7 @@ import polars as pl
 from polars_rankeval._exact_sum import exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
-from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.errors import InvalidOptionError, UndefinedMetricWarning
 from polars_rankeval.metrics._base import (
     Direction,
     Metric,
@@ -43,7 +43,7 @@ from polars_rankeval.metrics._base import (
     per_group,
     required_cutoff,
 )
-from polars_rankeval.tables import Tables, refuse_rows
+from polars_rankeval.tables import CATALOG_N, Tables, refuse_rows, warn_rows
 
 CoverageOf = Literal["catalog", "train"]
 GiniOver = Literal["recommended", "catalog"]
@@ -96,18 +96,18 @@ def _in_catalog(items: pl.LazyFrame, tables: Tables, label: str) -> pl.LazyFrame
 
         def too_many(rows: pl.DataFrame) -> str:
             return (
-                f"metric {label!r}: the lists recommend {rows['__rke_d'][0]} distinct items "
+                f"metric {label!r}: the lists recommend {rows['__rke_distinct'][0]} distinct items "
                 f"but catalog={size}; give the catalog's size (or its item table)"
             )
 
         distinct = pl.col(_ITEM).n_unique()
         checked = refuse_rows(
-            items.with_columns(distinct.alias("__rke_d")),
+            items.with_columns(distinct.alias("__rke_distinct")),
             distinct > size,
-            ["__rke_d"],
+            ["__rke_distinct"],
             too_many,
         )
-        return checked.drop("__rke_d")
+        return checked.drop("__rke_distinct")
     catalog = (
         tables.require("catalog", label)
         .select(
@@ -165,17 +165,17 @@ def coverage(k: int, *, of: CoverageOf = "catalog", intersect: bool = True) -> M
         items = frame.select(*by, pl.col(label).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
         if of == "catalog":
             items = _in_catalog(items, tables, label)
-            distinct = per_group(items, by, pl.col(_ITEM).n_unique().alias("d"))
+            distinct = per_group(items, by, pl.col(_ITEM).n_unique().alias("__rke_d"))
             total = tables.catalog_items(label)
         else:
             train = tables.require("train", label)
             known = train.select(pl.col(tables.item).cast(pl.String).alias(_ITEM)).unique()
             if intersect:
                 items = items.join(known, on=_ITEM, how="semi")
-            distinct = per_group(items, by, pl.col(_ITEM).n_unique().alias("d"))
-            total = known.select(pl.len().alias("n"))
+            distinct = per_group(items, by, pl.col(_ITEM).n_unique().alias("__rke_d"))
+            total = known.select(pl.len().alias(CATALOG_N))
         joined = distinct.join(total, how="cross")  # a total: one row
-        value = pl.col("d").cast(pl.Float64) / pl.col("n").cast(pl.Float64)
+        value = pl.col("__rke_d").cast(pl.Float64) / pl.col(CATALOG_N).cast(pl.Float64)
         return joined.select(*by, value.alias(label))
 
     needs = ("catalog",) if of == "catalog" else ("train",)
@@ -216,13 +216,13 @@ def entropy(k: int, *, base: float = 2.0, normalize: EntropyNormalize = "none") 
         sums = per_group(
             counts,
             by,
-            exact_sum(pl.col(_COUNT) * pl.col(_COUNT).log(base)).alias("s"),
-            pl.col(_COUNT).sum().alias("t"),
-            pl.len().cast(pl.Float64).alias("m"),
+            exact_sum(pl.col(_COUNT) * pl.col(_COUNT).log(base)).alias("__rke_s"),
+            pl.col(_COUNT).sum().alias("__rke_t"),
+            pl.len().cast(pl.Float64).alias("__rke_m"),
         )
-        value = pl.col("t").log(base) - pl.col("s") / pl.col("t")
+        value = pl.col("__rke_t").log(base) - pl.col("__rke_s") / pl.col("__rke_t")
         if normalize == "distinct":
-            value = value / pl.col("m")
+            value = value / pl.col("__rke_m")
         return sums.select(*by, value.alias(label))
 
     return _system(name, reduce, (), k)
@@ -254,36 +254,42 @@ def gini(k: int, *, over: GiniOver = "recommended") -> Metric:
         # Σ_j (2j - m - 1) c_(j) over the ascending counts is half the sum of |c_i - c_l| over
         # all ordered pairs: computed over the distinct counts and their multiplicities (a
         # small self-join), so nothing needs sorting and the plan streams.
-        values = counts.group_by([*by, _COUNT]).agg(pl.len().cast(pl.Float64).alias("t"))
+        values = counts.group_by([*by, _COUNT]).agg(pl.len().cast(pl.Float64).alias("__rke_t"))
         totals = per_group(
             counts,
             by,
-            pl.col(_COUNT).sum().alias("total"),
-            pl.len().cast(pl.Float64).alias("m"),
+            pl.col(_COUNT).sum().alias("__rke_total"),
+            pl.len().cast(pl.Float64).alias("__rke_m"),
         )
         if over == "catalog":
             # never-recommended catalog items: count 0, catalog size - m of them
             totals = totals.join(tables.catalog_items(label), how="cross").with_columns(
-                pl.col("n").cast(pl.Float64)
+                pl.col(CATALOG_N).cast(pl.Float64)
             )
             zeros = totals.select(
-                *by, pl.lit(0.0).alias(_COUNT), (pl.col("n") - pl.col("m")).alias("t")
+                *by,
+                pl.lit(0.0).alias(_COUNT),
+                (pl.col(CATALOG_N) - pl.col("__rke_m")).alias("__rke_t"),
             )
-            values = pl.concat([values, zeros.filter(pl.col("t") > 0)], how="vertical_relaxed")
+            values = pl.concat(
+                [values, zeros.filter(pl.col("__rke_t") > 0)], how="vertical_relaxed"
+            )
         pairs = (
             values.join(values, on=list(by), how="inner", suffix="_2", nulls_equal=True)
             if by
             else values.join(values, how="cross", suffix="_2")
         )
-        spread = (pl.col(_COUNT) - pl.col(f"{_COUNT}_2")).abs() * pl.col("t") * pl.col("t_2")
-        half = per_group(pairs, by, (spread.sum() / 2).alias("d"))
+        spread = (
+            (pl.col(_COUNT) - pl.col(f"{_COUNT}_2")).abs() * pl.col("__rke_t") * pl.col("__rke_t_2")
+        )
+        half = per_group(pairs, by, (spread.sum() / 2).alias("__rke_d"))
         if over == "catalog":
-            denominator = pl.col("n") * pl.col("total")
+            denominator = pl.col(CATALOG_N) * pl.col("__rke_total")
         else:
-            denominator = (pl.col("m") - 1) * pl.col("total")
+            denominator = (pl.col("__rke_m") - 1) * pl.col("__rke_total")
         joined = _joined(totals, half, by)
         # one recommended item has no inequality to measure (Evidently divides by m - 1 = 0)
-        value = pl.when(denominator > 0).then(pl.col("d") / denominator)
+        value = pl.when(denominator > 0).then(pl.col("__rke_d") / denominator)
         return joined.select(*by, value.alias(label))
 
     needs = ("catalog",) if over == "catalog" else ()
@@ -308,10 +314,28 @@ def personalization(k: int) -> Metric:
 
     def reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) -> pl.LazyFrame:
         counts = _exposures(frame, by, label)
-        shared = per_group(counts, by, (pl.col(_COUNT) * (pl.col(_COUNT) - 1)).sum().alias("s"))
-        lists = per_group(frame, by, pl.len().cast(pl.Float64).alias("n"))
-        pairs = pl.col("n") * (pl.col("n") - 1)
-        value = pl.when(pairs > 0).then(1 - pl.col("s") / (k * pairs))
-        return _joined(lists, shared, by).select(*by, value.alias(label))
+        shared = per_group(
+            counts, by, (pl.col(_COUNT) * (pl.col(_COUNT) - 1)).sum().alias("__rke_s")
+        )
+        lists = per_group(frame, by, pl.len().cast(pl.Float64).alias("__rke_n"))
+        pairs = pl.col("__rke_n") * (pl.col("__rke_n") - 1)
+        value = pl.when(pairs > 0).then(1 - pl.col("__rke_s") / (k * pairs))
+        values = _joined(lists, shared, by).select(*by, "__rke_n", value.alias(label))
+
+        def single(rows: pl.DataFrame) -> str:
+            where = ""
+            if by:
+                first = rows.row(0, named=True)
+                where = " for " + ", ".join(f"{key}={first[key]!r}" for key in by)
+                where += f" ({rows.height} group(s) in all)" if rows.height > 1 else ""
+            return (
+                f"{label} is undefined (null){where}: it compares pairs of users' lists and "
+                "there is a single non-empty list"
+            )
+
+        # one list has no pair to compare: null, said (audit RS20)
+        return warn_rows(
+            values, pl.col("__rke_n") == 1, [*by], single, UndefinedMetricWarning
+        ).select(*by, label)
 
     return _system(name, reduce, (), k)

@@ -190,7 +190,7 @@ def _cooccurrence(pairs: pl.LazyFrame, tables: Tables, metric: str) -> pl.LazyFr
     # only the items the pairs name: the users' histories restricted to them, paired up
     needed = pl.concat([wanted.select(_ITEM), wanted.select(pl.col(_OTHER).alias(_ITEM))]).unique()
     history = train.join(needed, on=_ITEM, how="semi")
-    users = history.group_by(_ITEM).agg(pl.len().cast(pl.Float64).alias("c"))
+    users = history.group_by(_ITEM).agg(pl.len().cast(pl.Float64).alias("__rke_c"))
     together = (
         history.join(history.rename({_ITEM: _OTHER}), on=_USER, how="inner")
         .filter(pl.col(_ITEM) < pl.col(_OTHER))
@@ -207,16 +207,16 @@ def _cooccurrence(pairs: pl.LazyFrame, tables: Tables, metric: str) -> pl.LazyFr
             how="left",
         )
         .join(users, on=_ITEM, how="left")
-        .join(users.rename({_ITEM: _OTHER, "c": "c2"}), on=_OTHER, how="left")
+        .join(users.rename({_ITEM: _OTHER, "__rke_c": "__rke_c2"}), on=_OTHER, how="left")
         .select(
             _ITEM,
             _OTHER,
             # an item with itself: every one of its users has both (similarity 1)
             pl.when(pl.col(_ITEM) == pl.col(_OTHER))
-            .then(pl.col("c"))
+            .then(pl.col("__rke_c"))
             .otherwise(pl.col("cij"))
             .fill_null(0.0)
-            .truediv((pl.col("c") * pl.col("c2")).sqrt())
+            .truediv((pl.col("__rke_c") * pl.col("__rke_c2")).sqrt())
             .fill_null(0.0)
             .fill_nan(0.0)
             .alias(_SIM),
@@ -231,15 +231,16 @@ def _cooccurrence_sums(
     exploded: pl.LazyFrame, keys: Sequence[str], tables: Tables, label: str
 ) -> pl.LazyFrame:
     """Per list: ``n`` items, ``p`` pairs and ``s``, the sum of the pairs' similarities."""
-    sizes = per_group(exploded, keys, pl.len().cast(pl.Float64).alias("n"))
+    sizes = per_group(exploded, keys, pl.len().cast(pl.Float64).alias("__rke_n"))
     pairs = exploded.join(
         exploded.rename({_ITEM: _OTHER}), on=list(keys), how="inner", nulls_equal=True
     ).filter(pl.col(_ITEM) < pl.col(_OTHER))
     scored = _cooccurrence(pairs, tables, label)
-    sums = per_group(scored, keys, exact_sum(pl.col(_SIM)).alias("s"))
+    sums = per_group(scored, keys, exact_sum(pl.col(_SIM)).alias("__rke_s"))
     both = sizes.join(sums, on=list(keys), how="left", nulls_equal=True)
     return both.with_columns(
-        (pl.col("n") * (pl.col("n") - 1) / 2).alias("p"), pl.col("s").fill_null(0.0)
+        (pl.col("__rke_n") * (pl.col("__rke_n") - 1) / 2).alias("__rke_p"),
+        pl.col("__rke_s").fill_null(0.0),
     )
 
 
@@ -255,19 +256,21 @@ def _feature_sums(
     joined = exploded.join(vectors, on=_ITEM, how="inner")
     own = (pl.col(_VECTOR) * pl.col(_VECTOR)).list.sum()
     sizes = per_group(
-        joined, keys, pl.len().cast(pl.Float64).alias("n"), exact_sum(own).alias("self")
+        joined, keys, pl.len().cast(pl.Float64).alias("__rke_n"), exact_sum(own).alias("__rke_self")
     )
     dims = joined.with_columns(
         pl.int_ranges(pl.col(_VECTOR).list.len()).alias("__rke_dim")
     ).explode([_VECTOR, "__rke_dim"])
-    per_dim = dims.group_by([*keys, "__rke_dim"]).agg(exact_sum(pl.col(_VECTOR)).alias("d"))
-    squares = per_group(per_dim, keys, exact_sum(pl.col("d") * pl.col("d")).alias("q"))
+    per_dim = dims.group_by([*keys, "__rke_dim"]).agg(exact_sum(pl.col(_VECTOR)).alias("__rke_d"))
+    squares = per_group(
+        per_dim, keys, exact_sum(pl.col("__rke_d") * pl.col("__rke_d")).alias("__rke_q")
+    )
     both = sizes.join(squares, on=list(keys), how="left", nulls_equal=True)
     return both.select(
         *keys,
-        "n",
-        (pl.col("n") * (pl.col("n") - 1) / 2).alias("p"),
-        ((pl.col("q").fill_null(0.0) - pl.col("self")) / 2).alias("s"),
+        "__rke_n",
+        (pl.col("__rke_n") * (pl.col("__rke_n") - 1) / 2).alias("__rke_p"),
+        ((pl.col("__rke_q").fill_null(0.0) - pl.col("__rke_self")) / 2).alias("__rke_s"),
     )
 
 
@@ -352,10 +355,12 @@ def ild(
     ) -> pl.LazyFrame:
         both = sums(frame, keys, label, tables)
         if normalize == "pairs":
-            value: pl.Expr = pl.when(pl.col("n") >= 2).then(1 - pl.col("s") / pl.col("p"))
+            value: pl.Expr = pl.when(pl.col("__rke_n") >= 2).then(
+                1 - pl.col("__rke_s") / pl.col("__rke_p")
+            )
         else:
-            distance = (pl.col("p") - pl.col("s")).fill_null(0.0)
-            value = distance / pl.col("n")
+            distance = (pl.col("__rke_p") - pl.col("__rke_s")).fill_null(0.0)
+            value = distance / pl.col("__rke_n")
         return both.select(*keys, value.alias(label))
 
     return Metric(
@@ -397,9 +402,9 @@ def ils(k: int, *, similarity: Similarity = "features", features: Features = Non
     ) -> pl.LazyFrame:
         both = sums(frame, keys, label, tables)
         value = (
-            pl.when(pl.col("n") >= 2)
-            .then(pl.col("s") / pl.col("p"))
-            .when(pl.col("n") == 1)
+            pl.when(pl.col("__rke_n") >= 2)
+            .then(pl.col("__rke_s") / pl.col("__rke_p"))
+            .when(pl.col("__rke_n") == 1)
             .then(pl.lit(1.0))
         )
         return both.select(*keys, value.alias(label))
@@ -454,14 +459,16 @@ def categorical_diversity(k: int, *, category: str = "category") -> Metric:
             )
             raise ColumnNotFoundError(msg)
         categories = items.select(
-            pl.col(tables.item).cast(pl.String).alias(_ITEM), pl.col(category).alias("c")
+            pl.col(tables.item).cast(pl.String).alias(_ITEM), pl.col(category).alias("__rke_c")
         )
         if isinstance(schema[category], pl.List | pl.Array):
-            categories = categories.explode("c")
+            categories = categories.explode("__rke_c")
         exploded = frame.select(*keys, pl.col(label).alias(_ITEM)).explode(_ITEM)
         joined = exploded.join(categories, on=_ITEM, how="left")
-        counted = per_group(joined, keys, pl.col("c").drop_nulls().n_unique().alias("d"))
-        return counted.select(*keys, (pl.col("d").cast(pl.Float64) / checked).alias(label))
+        counted = per_group(
+            joined, keys, pl.col("__rke_c").drop_nulls().n_unique().alias("__rke_d")
+        )
+        return counted.select(*keys, (pl.col("__rke_d").cast(pl.Float64) / checked).alias(label))
 
     return Metric(
         name, partials, lambda p: p(key), needs=("items",), reads_labels=False, finish=finish
@@ -491,7 +498,7 @@ def _history_similarity(
             history.rename({_ITEM: _OTHER}), left_on=query, right_on=_USER, how="inner"
         )
         scored = _cooccurrence(pairs, tables, metric)
-        return scored.group_by([*keys, _ITEM]).agg(exact_sum(pl.col(_SIM)).alias("t"))
+        return scored.group_by([*keys, _ITEM]).agg(exact_sum(pl.col(_SIM)).alias("__rke_t"))
     vectors = _unit_vectors(tables, features, metric)
     dim = "__rke_dim"
 
@@ -510,11 +517,11 @@ def _history_similarity(
         profile, left_on=[query, dim], right_on=[_USER, dim], how="inner"
     )
     sums = products.group_by([*keys, _ITEM]).agg(
-        exact_sum(pl.col(_VECTOR) * pl.col("__rke_profile")).alias("t")
+        exact_sum(pl.col(_VECTOR) * pl.col("__rke_profile")).alias("__rke_t")
     )
     # relevant items without a vector (or without a profile) have similarity 0
     return relevant.join(sums, on=[*keys, _ITEM], how="left", nulls_equal=True).with_columns(
-        pl.col("t").fill_null(0.0)
+        pl.col("__rke_t").fill_null(0.0)
     )
 
 
@@ -587,8 +594,8 @@ def serendipity(
         )
         sizes = lists.select(
             *keys,
-            pl.col(_TOP).list.len().cast(pl.Float64).alias("n"),
-            pl.col(_REL).list.len().alias("r"),
+            pl.col(_TOP).list.len().cast(pl.Float64).alias("__rke_n"),
+            pl.col(_REL).list.len().alias("__rke_r"),
         )
         relevant = lists.select(*keys, pl.col(_REL).alias(_ITEM)).explode(_ITEM).drop_nulls(_ITEM)
         totals = _history_similarity(
@@ -597,21 +604,25 @@ def serendipity(
         lengths = (
             _train_pairs(tables, label)
             .group_by(_USER)
-            .agg(pl.len().cast(pl.Float64).alias("h"))
+            .agg(pl.len().cast(pl.Float64).alias("__rke_h"))
             .rename({_USER: query})
         )
         with_history = sizes.join(lengths, on=query, how="inner")
         if normalize == "items":
             terms = totals.join(lengths, on=query, how="inner").select(
-                *keys, (1 - pl.col("t") / pl.col("h")).alias("u")
+                *keys, (1 - pl.col("__rke_t") / pl.col("__rke_h")).alias("__rke_u")
             )
-            sums = per_group(terms, keys, exact_sum(pl.col("u")).alias("s"))
+            sums = per_group(terms, keys, exact_sum(pl.col("__rke_u")).alias("__rke_s"))
             both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
-            result = pl.when(pl.col("n") > 0).then(pl.col("s").fill_null(0.0) / pl.col("n"))
+            result = pl.when(pl.col("__rke_n") > 0).then(
+                pl.col("__rke_s").fill_null(0.0) / pl.col("__rke_n")
+            )
         else:
-            sums = per_group(totals, keys, exact_sum(pl.col("t")).alias("s"))
+            sums = per_group(totals, keys, exact_sum(pl.col("__rke_t")).alias("__rke_s"))
             both = with_history.join(sums, on=list(keys), how="left", nulls_equal=True)
-            result = pl.when(pl.col("r") > 0).then(1 - pl.col("s").fill_null(0.0) / pl.col("h"))
+            result = pl.when(pl.col("__rke_r") > 0).then(
+                1 - pl.col("__rke_s").fill_null(0.0) / pl.col("__rke_h")
+            )
         return both.select(*keys, result.alias(label))
 
     needs = ("train", "items") if similarity == "features" else ("train",)
@@ -683,9 +694,9 @@ def unexpectedness(k: int, *, baseline: object = None, absent: Absent = "one") -
             tables.query, _ITEM
         )
         shared = exploded.join(base, on=[tables.query, _ITEM], how="semi")
-        counted = per_group(shared, keys, pl.len().cast(pl.Float64).alias("c"))
+        counted = per_group(shared, keys, pl.len().cast(pl.Float64).alias("__rke_c"))
         both = frame.select(*keys).join(counted, on=list(keys), how="left", nulls_equal=True)
-        value = 1 - pl.col("c").fill_null(0.0) / checked
+        value = 1 - pl.col("__rke_c").fill_null(0.0) / checked
         if absent != "one":
             listed = base.select(tables.query).unique().with_columns(pl.lit(True).alias("b"))
             both = both.join(listed, on=tables.query, how="left", nulls_equal=True)
