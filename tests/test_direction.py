@@ -345,3 +345,19 @@ def test_bootstrap_reports_the_overridden_direction(
     assert out["higher_is_better"].to_list() == [direction == "higher"] * 3
     with pytest.raises(rke.InvalidOptionError, match=r"direction= names \['gini@2'\]"):
         rke.bootstrap(log, ["arp@2"], by="system", train=train, direction={"gini@2": "lower"})
+
+
+def test_check_warns_when_the_sides_differ_in_depth() -> None:
+    log = depth_log()
+    short = log.filter(pl.col("system") == "short").drop("system")
+    long = log.filter(pl.col("system") == "long").drop("system")
+    with pytest.warns(rke.DepthWarning, match="'candidate' 10, 'baseline' 100") as got:
+        result = rke.check(short, long, "frp,map", fail_if_significant=True)
+    assert got[0].filename == __file__
+    assert result.table["metric"].to_list() == ["frp", "map"]  # the depth is no metric
+    # a stored per-query baseline has no depths: nothing to compare, no warning, no error
+    stored = rke.evaluate(long, ["frp", "map"], per_query=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rke.DepthWarning)
+        again = rke.check(short, stored, fail_if_significant=True)
+    assert again.table["metric"].to_list() == ["frp", "map"]

@@ -39,6 +39,18 @@ def depth_metric() -> Metric:
     return replace(num_ret(), name=DEPTH_COLUMN)
 
 
+def with_depth(metrics: Sequence[str]) -> list[str | Metric]:
+    """``metrics`` and, when one of them depends on the list depth, the hidden depth metric.
+
+    For a caller that evaluates logs itself (the gate): the depth column travels beside the
+    metrics to :func:`~polars_rankeval.compare_per_query`, which reads it.
+    """
+    sensitive = [recognise(name) for name in metrics]
+    if any(metric is not None and metric.depth_sensitive for metric in sensitive):
+        return [*metrics, depth_metric()]
+    return list(metrics)
+
+
 def needs_depths(found: Mapping[str, Meaning]) -> bool:
     """Whether any compared metric depends on the list depth."""
     return any(meaning.depth_sensitive for meaning in found.values())

@@ -31,6 +31,7 @@ import polars as pl
 from polars_rankeval._columns import as_polars
 from polars_rankeval.compare import Test, compare_per_query
 from polars_rankeval.compare._corrections import Correction
+from polars_rankeval.compare._depth import DEPTH_COLUMN, with_depth
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -92,7 +93,13 @@ def _side(
                 "metrics), e.g. ndcg@10,map"
             )
             raise CheckOptionError(msg)
-        scored = evaluate(frame.lazy(), metrics, per_query=True, query=query, **keywords)
+        scored = evaluate(
+            frame.lazy(),
+            with_depth(metrics),  # and each list's depth when a metric depends on it
+            per_query=True,
+            query=query,
+            **keywords,
+        )
         return scored.collect()  # evaluate refuses a repeated (query, item) itself
     table = frame.lazy().collect() if isinstance(frame, pl.LazyFrame) else frame
     table = table.drop([c for c in (by,) if c is not None and c in table.columns])
@@ -260,7 +267,7 @@ def check(
     base = _side(baseline, _BASELINE, specs, system=baseline_system, **options)
     # The baseline's columns name the metrics (a sweep ndcg@5,10 is two): the candidate is
     # evaluated on, or must hold, the same.
-    names = [name for name in base.columns if name != query]
+    names = [name for name in base.columns if name not in (query, DEPTH_COLUMN)]
     gate.check_named(names)
     cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
     for role, side in ((_BASELINE, base), (_CANDIDATE, cand)):
@@ -284,7 +291,8 @@ def check(
         [
             base.with_columns(pl.lit(_BASELINE).alias(_SIDE)),
             cand.with_columns(pl.lit(_CANDIDATE).alias(_SIDE)),
-        ]
+        ],
+        how="diagonal",  # a side that is a log also has its lists' depths (DepthWarning)
     )
     compared = compare_per_query(
         both,
