@@ -225,4 +225,4 @@ def _write(rendered: str | pl.DataFrame, output: str | None) -> None:
         else:
             path.write_text(rendered, encoding="utf-8")
 
-    write_atomically(output, write, who="rank-eval")
+    write_atomically(output, write, who="-o")
