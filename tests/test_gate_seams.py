@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from pathlib import Path
 
@@ -400,7 +401,9 @@ def test_report_save_and_check_output_are_whole_or_nothing(
     monkeypatch.undo()
     saved = report.save(tmp_path / "table.md")
     assert saved.read_text(encoding="utf-8").startswith(str(report)[:20])
-    assert oct(saved.stat().st_mode & 0o777) != oct(0o600)  # a normal file, not mkstemp's
+    umask = os.umask(0)
+    os.umask(umask)
+    assert saved.stat().st_mode & 0o777 == 0o666 & ~umask  # as open() makes it, not mkstemp's
 
 
 def _per_query(queries: list[object], values: list[float]) -> pl.DataFrame:
