@@ -312,6 +312,7 @@ class _Guard:
         self.previous = previous
         self.heard = threading.Event()  # a SIGTERM not yet delivered to ``previous``
         self.pending = False  # the handler ran inside a block that delivers it at its end
+        self.interrupted = False  # the watcher raised SIGINT
         self.read_end, self.write_end = os.pipe()
         os.set_blocking(self.write_end, False)
         self.watcher = threading.Thread(target=self._watch, name="rke-sigterm", daemon=True)
@@ -325,6 +326,7 @@ class _Guard:
                 if _interrupts(self.previous):
                     # Polars turns SIGINT into a KeyboardInterrupt in every running query,
                     # whatever its thread: the spills' ``finally`` blocks remove them
+                    self.interrupted = True
                     signal.raise_signal(signal.SIGINT)
             if not received or 0 in received:  # 0: uninstalled
                 return
@@ -352,11 +354,12 @@ _state = _State()
 def _interrupts(previous: Any) -> bool:
     """Whether a SIGTERM now interrupts the running queries (like Ctrl-C).
 
-    Yes in a guarded block, while a spill exists, or when SIGTERM would end the process
-    (default handler): a main thread waiting in a query runs no handler till the query ends.
-    A handler of yours, with no spill at stake, is left to decide alone.
+    Yes in a guarded block, or when SIGTERM would end the process (the default handler): a
+    main thread waiting in a query runs no handler till the query ends. A handler of yours
+    outside a guarded block (a LazyFrame's collect) runs as Python runs it, in the main thread
+    once its query returns: the spill is removed as the evaluation ends, or by the watchdog.
     """
-    return _state.scopes > 0 or bool(_state.live) or not callable(previous)
+    return _state.scopes > 0 or not callable(previous)
 
 
 def _install() -> _Guard | None:
@@ -437,6 +440,13 @@ def _deliver(guard: _Guard, signum: int, frame: FrameType | None) -> None:
             if left <= 0:  # writers still at work: the watchdogs remove what is left
                 break
             _state.live_changed.wait(left)
+    if guard.interrupted:
+        # The SIGINT the watcher raised may still wait for the main thread: let it fire here
+        # (swallowed), not in your handler or in the middle of the lines below.
+        guard.interrupted = False
+        with contextlib.suppress(KeyboardInterrupt):
+            for _ in range(3):
+                pass
     guard.pending = False
     guard.heard.clear()
     if callable(guard.previous):
@@ -459,8 +469,7 @@ def _deliver_if_due() -> None:
     ):
         return
     if guard.pending or guard.heard.is_set():
-        # The SIGINT raised by the watcher (and our handler) may still wait for the main
-        # thread: let them run here, not in the middle of the lines below.
+        # Our handler may still wait for the main thread: let it run here (and deliver).
         with contextlib.suppress(KeyboardInterrupt):
             for _ in range(3):
                 pass
@@ -488,7 +497,8 @@ def cleanup_on_sigterm() -> Iterator[None]:
     signal leaves. Blocks nest; :func:`guard_plan` keeps the same guard for a deferred plan.
     """
     with _state.lock:
-        guarded = _install() is not None
+        # another thread's block (a pass in a Polars thread) is guarded by the plan, if at all
+        guarded = threading.current_thread() is threading.main_thread() and _install() is not None
         _state.scopes += guarded
     try:
         yield

@@ -8,6 +8,7 @@ a log large enough to still be spilling when the signal arrives.
 from __future__ import annotations
 
 import errno
+import gc
 import importlib
 import json
 import os
@@ -158,21 +159,241 @@ def test_sigterm_during_a_library_spill_leaves_nothing(tmp_path, big_log):
     assert list(spill.iterdir()) == []
 
 
-def test_sigkill_leaves_a_spill_that_the_next_run_sweeps(tmp_path, big_log):
+# A child that spills a small LazyFrame log and stays in its first pass, running queries (where
+# Polars notices an interruption), until it is signalled: no race with the spill's timing.
+_CHILD = """
+import os, sys, signal, time
+import numpy as np, polars as pl, polars_rankeval as rke
+from polars_rankeval import _spill
+
+spill, watchdog, handler = sys.argv[1], sys.argv[2] == "watchdog", sys.argv[3]
+if not watchdog:
+    _spill._start_watchdog = lambda root: None
+if handler != "none":
+    def own(signum, frame):
+        with open(handler, "w") as done:
+            done.write(str(len(os.listdir(spill))))  # the spill is gone before it runs
+        raise SystemExit(7)
+    signal.signal(signal.SIGTERM, own)
+real = pl.scan_parquet
+
+def scan(source, *args, **kwargs):
+    if "__rke_bucket" in str(source) and not os.path.exists(spill + ".go"):
+        print("spilled", flush=True)
+        while not os.path.exists(spill + ".go"):
+            pl.LazyFrame({"a": [1]}).collect()
+            time.sleep(0.005)
+    return real(source, *args, **kwargs)
+
+pl.scan_parquet = scan
+rng = np.random.default_rng(0)
+log = pl.LazyFrame({"query": rng.integers(0, 200, 10_000), "item": np.arange(10_000),
+                    "score": rng.random(10_000), "relevance": rng.integers(0, 3, 10_000)})
+per_query = sys.argv[4] == "per_query"
+result = rke.evaluate(log, ["map", "ndcg@10"], n_buckets=8, spill_dir=spill, per_query=per_query)
+result.collect()
+print("not ended", flush=True)
+"""
+
+
+def _lazy_child(
+    spill: Path, *, watchdog: bool = False, handler: Path | None = None, per_query: bool = False
+) -> subprocess.Popen[str]:
+    """A child in the middle of a spilled LazyFrame evaluation (its spill written)."""
+    command = [sys.executable, "-c", _CHILD, str(spill), "watchdog" if watchdog else "no"]
+    command += [str(handler or "none"), "per_query" if per_query else "summary"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if line != "spilled\n":
+        child.kill()
+        pytest.fail(f"the child never spilled: {child.communicate()[1]}")
+    assert list(spill.glob("rke-spill-*/__rke_bucket=*"))
+    return child
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_sigterm_during_a_lazy_spill_leaves_nothing(tmp_path, per_query):
+    """F7: a LazyFrame's passes run in a Polars thread at collect(); SIGTERM removes the spill
+    there too (the watchdog is off: the process removes it before it ends), then ends it."""
     spill = tmp_path / "spill"
     spill.mkdir()
-    child = _cli_child(big_log, spill)
-    _spill_of(spill, child)
-    child.kill()  # cannot be caught
+    child = _lazy_child(spill, per_query=per_query)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == -signal.SIGTERM, err
+    assert list(spill.iterdir()) == []
+    assert "Traceback" not in err
+
+
+def test_sigterm_runs_your_own_handler(tmp_path):
+    """Your handler runs as Python runs it: in the main thread, once the query returns (here it
+    goes on to the end: the passes remove their spill as they end)."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    ran = tmp_path / "handler-ran"
+    child = _lazy_child(spill, handler=ran)
+    child.send_signal(signal.SIGTERM)
+    time.sleep(0.3)  # long enough for the SIGTERM to interrupt the evaluation, if it did
+    (tmp_path / "spill.go").touch()
+    try:
+        out, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == 7, err  # your handler decided
+    assert out == ""  # before the next line of Python ran
+    assert ran.read_text() == "0"  # after the spill was removed
+    assert list(spill.iterdir()) == []
+
+
+def _mine(signum, frame):
+    raise AssertionError("not called here")
+
+
+def test_the_guard_lives_as_long_as_the_plan(tmp_path):
+    before = signal.signal(signal.SIGTERM, _mine)
+    try:
+        plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
+        assert signal.getsignal(signal.SIGTERM) is _spill._on_sigterm  # built: guarded
+        assert _spill._state.guard is not None
+        assert _spill._state.guard.previous is _mine  # chained to
+        plan.collect()
+        assert signal.getsignal(signal.SIGTERM) is _spill._on_sigterm  # may be collected again
+        del plan
+        gc.collect()
+        assert signal.getsignal(signal.SIGTERM) is _mine  # put back
+        assert signal.set_wakeup_fd(-1) == -1  # and the wakeup fd
+        assert _spill._state.guard is None
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_handler_set_after_the_guard_is_left_alone(tmp_path):
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
+        signal.signal(signal.SIGTERM, _mine)  # yours, set while the plan lives
+        del plan
+        gc.collect()
+        assert signal.getsignal(signal.SIGTERM) is _mine
+        assert _spill._state.guard is None
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _watchdogs_of(spill: Path) -> list[int]:
+    """The watchdog processes watching a folder under ``spill`` (Linux: read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(part.startswith(os.fsencode(spill / _spill.PREFIX)) for part in command):
+                found.append(int(entry.name))
+    return found
+
+
+def _gone_within(spill: Path, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not list(spill.iterdir()):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="/proc")
+def test_sigkill_leaves_nothing_after_a_moment(tmp_path):
+    """SIGKILL cannot be caught: the spill's watchdog removes it once its owner is gone."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    child = _lazy_child(spill, watchdog=True)
+    watchdogs = _watchdogs_of(spill)
+    child.kill()
+    child.communicate(timeout=30)
+    assert _gone_within(spill, 5.0)
+    assert len(watchdogs) == 1
+    end = time.monotonic() + 5.0
+    while _proc_state(watchdogs[0]) not in {"gone", "Z"} and time.monotonic() < end:
+        time.sleep(0.01)
+    assert _proc_state(watchdogs[0]) in {"gone", "Z"}  # it does not outlive its owner
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_sigkill_without_a_watchdog_leaves_a_spill_that_the_next_run_sweeps(tmp_path):
+    # where no watchdog can run (Windows, a frozen application), the sweep is the answer
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    child = _lazy_child(spill)
+    child.kill()
     child.communicate(timeout=30)
     (left,) = spill.iterdir()
     owner = json.loads((left / _spill.MARKER).read_text())
     assert owner["pid"] == child.pid
     assert owner["host"] == socket.gethostname()
     # the next spilled run sweeps it
-    log = _log(6_000).lazy()
-    rke.evaluate(log, ["map"], n_buckets=4, spill_dir=spill).collect()
+    rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=spill).collect()
     assert list(spill.iterdir()) == []
+
+
+def _owned_folder(tmp_path: Path, pid: int) -> Path:
+    root = tmp_path / f"{_spill.PREFIX}watched"
+    (root / "__rke_bucket=0").mkdir(parents=True)
+    owner = {"host": socket.gethostname(), "pid": pid, "start": None}
+    (root / _spill.MARKER).write_text(json.dumps(owner), encoding="utf-8")
+    return root
+
+
+def test_the_watchdog_leaves_a_folder_in_use_alone(tmp_path):
+    root = _owned_folder(tmp_path, os.getpid())
+    watchdog = _spill._start_watchdog(root)
+    assert watchdog is not None
+    time.sleep(1.2)  # two of its checks of the owner
+    assert watchdog.poll() is None
+    assert (root / "__rke_bucket=0").exists()
+    # "done": the owner removes its folder itself (here it does not): the watchdog just ends
+    _spill._stop_watchdog(watchdog, removed=True)
+    assert watchdog.returncode == 0
+    assert (root / "__rke_bucket=0").exists()
+
+
+@pytest.mark.parametrize("marker", ["owner", "another process"])
+def test_the_watchdog_removes_only_its_dead_owners_folder(tmp_path, marker):
+    # an owner that starts a watchdog once its folder is there, then dies without a word
+    code = (
+        "import os, sys; from pathlib import Path; from polars_rankeval import _spill; "
+        "print(os.getpid(), flush=True); sys.stdin.readline(); "
+        "w = _spill._start_watchdog(Path(sys.argv[1])); print(w.pid, flush=True); os._exit(0)"
+    )
+    root = tmp_path / f"{_spill.PREFIX}watched"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", code, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert owner.stdin is not None
+    assert owner.stdout is not None
+    pid = int(owner.stdout.readline())
+    _owned_folder(tmp_path, pid if marker == "owner" else os.getpid())
+    owner.stdin.write("go\n")
+    owner.stdin.flush()
+    watchdog = int(owner.stdout.readline())
+    owner.communicate(timeout=30)
+    end = time.monotonic() + 5.0
+    while _proc_state(watchdog) not in {"gone", "Z"} and time.monotonic() < end:
+        time.sleep(0.01)
+    assert _proc_state(watchdog) in {"gone", "Z"}  # it ended with its owner
+    assert root.exists() == (marker != "owner")
 
 
 def _marked(folder: Path, **owner: object) -> Path:
