@@ -269,7 +269,9 @@ def _start_watchdog(root: Path) -> subprocess.Popen[bytes] | None:
     """
     if os.name != "posix" or not sys.executable or getattr(sys, "frozen", False):
         return None
-    command = [sys.executable, "-I", "-S", "-c", _WATCHDOG, os.fspath(root), str(os.getpid())]
+    # absolute: a relative spill_dir= names a folder under our working directory, not its
+    where = os.path.abspath(root)
+    command = [sys.executable, "-I", "-S", "-c", _WATCHDOG, where, str(os.getpid())]
     try:
         return subprocess.Popen(
             [*command, MARKER],
@@ -280,7 +282,7 @@ def _start_watchdog(root: Path) -> subprocess.Popen[bytes] | None:
             # out of our process group: Ctrl-C and job control reach the owner only
             start_new_session=True,
         )
-    except (OSError, ValueError):
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
 
 
@@ -340,6 +342,9 @@ class _State:
     """The process's spill folders in use and its one SIGTERM guard."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.lock = threading.RLock()
         self.live_changed = threading.Condition(self.lock)
         self.live: dict[Path, int] = {}  # spill folder -> the thread that made it
@@ -529,6 +534,29 @@ def _plan_dropped() -> None:
     with _state.lock:
         _state.plans -= 1
     _release()
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the spills and the guard are the parent's; put its handler back.
+
+    The child shares the guard's pipe: left alone, a SIGTERM sent to the child (as
+    ``multiprocessing.Pool.terminate`` sends) would reach the parent's watcher.
+    """
+    guard = _state.guard
+    _state.reset()  # its lock may be held by a thread the child does not have
+    if guard is None:
+        return
+    with contextlib.suppress(OSError, ValueError):  # ValueError: not the main thread
+        if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            signal.signal(signal.SIGTERM, guard.previous)
+        fd = signal.set_wakeup_fd(-1)
+        if fd not in {-1, guard.write_end}:
+            signal.set_wakeup_fd(fd)
+    guard.close()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _register(root: Path) -> None:

@@ -11,6 +11,7 @@ import errno
 import gc
 import importlib
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -280,6 +281,30 @@ def test_a_handler_set_after_the_guard_is_left_alone(tmp_path):
         assert _spill._state.guard is None
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def _sleep_long() -> None:
+    time.sleep(30)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_terminated_does_not_reach_the_guard(tmp_path):
+    # a forked child shares the guard's pipe: Pool.terminate() SIGTERMs it
+    plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
+    guard = _spill._state.guard
+    assert guard is not None
+    with warnings.catch_warnings():  # fork with threads: Python 3.12 warns; the child sleeps
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child = multiprocessing.get_context("fork").Process(target=_sleep_long)
+        child.start()
+    time.sleep(0.5)
+    child.terminate()
+    child.join(10)
+    assert child.exitcode == -signal.SIGTERM
+    time.sleep(0.2)
+    assert not guard.heard.is_set()
+    del plan
+    gc.collect()
 
 
 def _watchdogs_of(spill: Path) -> list[int]:
