@@ -248,3 +248,36 @@ def test_interpolated_family_does_not_depend_on_the_thread_count(
     want = rke.evaluate(LOG, INTERPOLATED, by="system", per_query=True)
     for engine in ("in-memory", "streaming"):
         _assert_identical(pl.read_ipc(tmp_path / f"out-{engine}"), want)
+
+
+# Polars divides a column of two or more rows by a scalar as x * (1 / k), which rounds twice:
+# p@10 of 3 hits was 0.30000000000000004 among other queries and 0.3 (trec_eval's 3 / 10) for
+# a query alone, or alone in its hash bucket, so the last bit followed n_buckets.
+_QUOTIENTS = [
+    "p@10",
+    "p@3",
+    "judged@10",
+    "unj@3",
+    "11pt_avg_.1,.3",
+    "ncu(stop=rank)",
+    "ndcg_orig@3",
+]
+
+
+def test_a_query_alone_gets_the_same_bits_as_among_others() -> None:
+    names = [*METRICS, *_QUOTIENTS]
+    log = LOG.filter(pl.col("system") == "A").drop("system")
+    together = rke.evaluate(log, names, per_query=True)
+    for query in ["q3", "q7", "q11"]:
+        alone = rke.evaluate(log.filter(pl.col("query") == query), names, per_query=True)
+        _assert_identical(alone, together.filter(pl.col("query") == query))
+
+
+def test_precision_is_the_c_quotient() -> None:
+    """trec_eval's P_10 is (double) 3 / (double) 10 = 0.3, not 3 * 0.1."""
+    rows = [(q, f"d{i}", 10.0 - i, int(i < 3)) for q in ("q1", "q2", "q3") for i in range(10)]
+    log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+    out = rke.evaluate(log, ["p@10", "P_10", "judged@10"], per_query=True)
+    assert out["p@10"].to_list() == [3 / 10] * 3
+    assert out["P_10"].to_list() == [3 / 10] * 3
+    assert rke.evaluate(log, ["p@10"]).item() == 3 / 10

@@ -17,7 +17,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._exact_sum import exact_quotient, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import (
     ITEM_ASC_RANK,
@@ -82,7 +82,7 @@ def precision(k: int, *, nonpositive_scores: NonPositiveScores = "keep") -> Metr
     return Metric(
         at("p", k) + _nonpositive_suffix(nonpositive_scores),
         lambda ctx: hits_partial(ctx, k, nonpositive_scores),
-        lambda p: p(key) / k,
+        lambda p: exact_quotient(p(key), k),
     )
 
 
@@ -235,7 +235,7 @@ def judged(
     def value(p: Lookup) -> pl.Expr:
         if denominator == "min_k_n":
             return ratio_or_zero(p(key), pl.min_horizontal(p("num_ret"), pl.lit(k)))
-        return p(key) / k
+        return exact_quotient(p(key), k)
 
     return Metric(
         at("judged", k) + suffix,

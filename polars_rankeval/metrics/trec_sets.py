@@ -23,7 +23,7 @@ import math
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._exact_sum import exact_quotient, exact_sum
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
@@ -395,7 +395,7 @@ def unjudged(k: int) -> Metric:
     return Metric(
         at("unj", k),
         partials,
-        lambda p: p(key) / k,
+        lambda p: exact_quotient(p(key), k),
         direction="lower",
         tie_bounds=JUDGMENT_COVERAGE,
     )
