@@ -4,11 +4,18 @@ A spill holds about the input's size on disk, so none may outlive its run:
 
 * it is removed when the evaluation ends, fails or is interrupted (Ctrl-C unwinds through a
   ``finally``);
-* :func:`cleanup_on_sigterm` turns SIGTERM (what ``timeout``, ``kill`` and job schedulers send)
-  into the same unwinding, then ends the process by SIGTERM as it would have ended;
-* SIGKILL and power loss cannot be caught: each spill folder holds a marker naming its owner
-  (host, process id, process start time), and every spill sweeps the folders whose owner is
-  gone. A folder without our marker, of another host, or of a live process is never touched.
+* SIGTERM (what ``timeout``, ``kill`` and job schedulers send) is turned into the same
+  unwinding, then ends the process by SIGTERM as it would have ended (or runs the handler it
+  replaced). One process-wide guard does it, installed from the main thread (Python allows no
+  other) by :func:`cleanup_on_sigterm` around a block, or by :func:`guard_plan` for as long as
+  a deferred plan lives, whose passes Polars runs in its own threads; it knows the spill
+  folders in use in every thread;
+* SIGKILL and an out-of-memory kill cannot be caught: each spill starts a watchdog process
+  that removes the folder when its owner dies (POSIX);
+* where no watchdog runs, and after a power loss: each spill folder holds a marker naming its
+  owner (host, process id, process start time), and every spill sweeps the folders whose
+  owner is gone. A folder without our marker, of another host, or of a live process is never
+  touched.
 """
 
 from __future__ import annotations
@@ -174,7 +181,8 @@ def remove_spill(root: Path, *, interrupted: bool = False) -> None:
     ``rmtree`` then left the folder behind (seen once in CI). When ``interrupted``, the
     contents are removed again until the folder has stayed gone for a moment. The owner marker
     goes last and is written back while the folder exists, so a folder that still cannot be
-    removed keeps it, and the next spill's sweep removes it once this process has ended.
+    removed keeps it: its watchdog, or the next spill's sweep, removes it once this process
+    has ended.
     """
     deadline = time.monotonic() + (_REMOVAL_WAIT_S if interrupted else 0.5)
     marker = root / MARKER
