@@ -259,8 +259,8 @@ _QUOTIENTS = [
     "judged@10",
     "unj@3",
     "11pt_avg_.1,.3",
-    "ncu(stop=rank)",
-    "ndcg_orig@3",
+    "ncu(stop=rank,gamma=0.7)",
+    "ndcg_orig(b=2)",
 ]
 
 
@@ -270,6 +270,11 @@ def test_a_query_alone_gets_the_same_bits_as_among_others() -> None:
     together = rke.evaluate(log, names, per_query=True)
     for query in ["q3", "q7", "q11"]:
         alone = rke.evaluate(log.filter(pl.col("query") == query), names, per_query=True)
+        _assert_identical(alone, together.filter(pl.col("query") == query))
+    # the quotients over every query
+    together = rke.evaluate(log, _QUOTIENTS, per_query=True)
+    for query in together["query"]:
+        alone = rke.evaluate(log.filter(pl.col("query") == query), _QUOTIENTS, per_query=True)
         _assert_identical(alone, together.filter(pl.col("query") == query))
 
 

@@ -35,7 +35,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._exact_sum import exact_quotient, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
@@ -336,7 +336,9 @@ def _ncu(  # noqa: PLR0917 (internal; the builders above check every option)
             norm = pl.min_horizontal(norm, pl.lit(float(k)))
         elif stop == "rank":
             # Σ_{i<R} γ^i, R relevant rows; R itself when γ = 1 (0^0 = 1 covers γ = 0)
-            norm = norm if gamma == 1.0 else (1.0 - pl.lit(gamma).pow(norm)) / (1.0 - gamma)
+            norm = (
+                norm if gamma == 1.0 else exact_quotient(1.0 - pl.lit(gamma).pow(norm), 1.0 - gamma)
+            )
         return levels.refuse_unmapped(ratio_or_zero(total, norm), p, name)
 
     reason = None
@@ -596,7 +598,11 @@ def _discounted(kind: str, k: int | None, gains: object, b: float) -> Metric:
         if kind == "msndcg":
             return 1.0 / (r + 1.0).log()
         # Järvelin & Kekäläinen: no discount at rank 1 nor below b, then log_b(r)
-        return pl.when((r <= 1.0) | (r < b)).then(1.0).otherwise(1.0 / (r.log() / math.log(b)))
+        return (
+            pl.when((r <= 1.0) | (r < b))
+            .then(1.0)
+            .otherwise(1.0 / exact_quotient(r.log(), math.log(b)))
+        )
 
     def partials(ctx: RankingContext) -> Partials:
         no_closed_form(ctx, kind)
