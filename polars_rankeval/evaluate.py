@@ -243,7 +243,6 @@ def evaluate(
     lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
     tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
-    warn_unused_tables(((label, metric.needs) for label, metric in resolved), tables)
     if n_buckets is None:
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
         n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
@@ -251,6 +250,8 @@ def evaluate(
     tie_limit, flag_ties = _tie_check(
         tie_warning, resolved, settings, hidden=_hidden, keep_ranges=_tie_ranges
     )
+    # after the option checks: a refused evaluation says only why
+    warn_unused_tables(((label, metric.needs) for label, metric in resolved), tables)
     # The user's line, for the warnings given when a LazyFrame is collected (in a Polars thread).
     site = user_site()
 
