@@ -34,6 +34,7 @@ from polars_rankeval.errors import (
     InvalidOptionError,
 )
 from polars_rankeval.io import write_atomically
+from polars_rankeval.ties import tie_caption
 
 Format = Literal["markdown", "latex", "html"]
 _NEEDED = (
@@ -381,6 +382,7 @@ def _caption(frame: pl.DataFrame, metrics: list[str], lower: list[str], counts: 
         f"({_range(counts, 'queries')}). A superscript {mark} marks a significant improvement "
         f"over the system with that {mark} ({test} on the paired queries, "
         f"{_range(paired, 'queries')}{adjusted}{alpha}). Best value in bold.{direction}{assumed}"
+        f"{tie_caption(frame)}"
     )
 
 

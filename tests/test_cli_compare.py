@@ -67,7 +67,9 @@ def run_compare(capsys, *args: object) -> tuple[int, str, str]:
 
 
 def read_csv(text: str) -> pl.DataFrame:
-    return pl.read_csv(io.BytesIO(text.encode()))
+    # tie_range/tie_flip are empty where no metric has tie bounds (ties=expected): typed here
+    types = {"tie_range": pl.Float64, "tie_flip": pl.Boolean}
+    return pl.read_csv(io.BytesIO(text.encode()), schema_overrides=types)
 
 
 def compare_csv(capsys, *args: object) -> pl.DataFrame:

@@ -317,3 +317,58 @@ def test_a_tie_of_an_unjudged_row_and_a_judged_zero_can_move_fall_out() -> None:
         rke.evaluate(log, ["fall_out@1"])
     with pytest.warns(rke.TieWarning, match=r"fall_out@1 by up to 0\.5000"):
         rke.evaluate(log.lazy(), ["fall_out@1"]).collect()
+
+
+# ---- compare, check and the report say where a verdict could flip with the tie order ----
+
+
+def test_compare_gives_each_delta_its_tie_range() -> None:
+    log = _small_tied_log()
+    expected = _brute_moves(log, "system")
+    for baseline in ("mixed", "none"):
+        compared = rke.compare(log, ["p@3", "mrr", "gm_map"], by="system", baseline=baseline)
+        for row in compared.iter_rows(named=True):
+            if row["metric"] == "gm_map":  # a geometric mean: no bounds, no range
+                assert row["tie_range"] is None
+                assert row["tie_flip"] is None
+                continue
+            # Δ = mean over the paired queries of system - baseline: both sides move
+            metric = row["metric"]
+            moved = expected[(row["system"], metric)] + expected[(baseline, metric)]
+            assert row["tie_range"] == pytest.approx(moved, abs=1e-12), row
+            nearer = min(abs(row["ci_low"]), abs(row["ci_high"]))
+            assert row["tie_flip"] == (moved > 0 and min(abs(row["delta"]), nearer) <= moved)
+    out = rke.compare(log, ["p@3", "mrr", "gm_map"], by="system", baseline="none")
+    mixed = out.filter((pl.col("system") == "mixed") & (pl.col("metric") == "mrr"))
+    assert mixed["tie_flip"].item() is True
+    same = out.filter(pl.col("system") == "same").drop_nulls("tie_range")
+    assert same["tie_range"].to_list() == [0.0, 0.0]
+    assert not same["tie_flip"].any()
+    assert "tied scores could change" in rke.report(out)
+    assert "mrr (mixed vs none)" in rke.report(out)
+    quiet = rke.compare(log.filter(pl.col("system") != "mixed"), ["mrr"], by="system")
+    assert "tied scores" not in rke.report(quiet)
+    off = rke.compare(log, ["mrr"], by="system", tie_warning=None)
+    assert off["tie_range"].null_count() == off.height
+
+
+def test_check_notes_where_the_tie_order_could_flip_a_verdict() -> None:
+    log = _small_tied_log()
+    expected = _brute_moves(log, "system")
+    candidate = log.filter(pl.col("system") == "mixed").drop("system")
+    baseline = log.filter(pl.col("system") == "none").drop("system")
+    result = rke.check(candidate, baseline, ["mrr", "p@3"], fail_if="mrr < -1")
+    assert result.passed  # a note breaks no rule
+    for row in result.table.iter_rows(named=True):
+        assert row["tie_range"] == pytest.approx(expected[("mixed", row["metric"])], abs=1e-12)
+    flipped = result.table.filter(pl.col("tie_flip"))["metric"].to_list()
+    assert "mrr" in flipped
+    assert any(note.startswith("tie order: mrr:") for note in result.notes)
+    assert "- note: tie order: mrr:" in result.text()
+    assert "note: tie order: mrr:" in result.markdown()
+    assert result.to_dict()["notes"] == result.notes
+    # a per-query table has no ties to bound: no range
+    table = rke.evaluate(baseline, ["mrr"], per_query=True)
+    same = rke.check(table, table, fail_if="mrr < -1")
+    assert same.table["tie_range"].to_list() == [None]
+    assert same.notes == []

@@ -30,7 +30,13 @@ from polars_rankeval.cli._constants import (
     CompareFormat,
 )
 from polars_rankeval.cli._errors import CliError
-from polars_rankeval.cli._evaluation import _limit_items, _metric_plan, _per_query, _tables
+from polars_rankeval.cli._evaluation import (
+    _limit_items,
+    _metric_plan,
+    _per_query,
+    _tables,
+    check_metric_names,
+)
 from polars_rankeval.cli._inputs import (
     _check_output,
     _input_errors_named,
@@ -44,6 +50,7 @@ from polars_rankeval.compare._pairing import check_pairable, system_names
 from polars_rankeval.registry import resolve_metrics
 from polars_rankeval.report import Format as ReportFormat
 from polars_rankeval.report import report
+from polars_rankeval.ties import split_tie_ranges, tie_notes, with_tie_flags
 
 _REPORT_FORMATS: dict[str, ReportFormat] = {
     "markdown": "markdown",
@@ -182,7 +189,8 @@ def _render_compare(
         return comparison.write_json() + "\n"
     if fmt == "parquet":
         return comparison
-    return compact(comparison, digits)
+    notes = "".join(f"note: {note}\n" for note in tie_notes(comparison))
+    return compact(comparison, digits) + notes
 
 
 def _run_compare(argv: Sequence[str]) -> None:
@@ -192,6 +200,7 @@ def _run_compare(argv: Sequence[str]) -> None:
     fmt = _format_from(args.format, args.output, COMPARE_FORMATS, COMPARE_SUFFIX_FORMATS, "table")
     _need_scipy()
     _check_output(args.output, [*args.inputs, args.qrels])
+    check_metric_names(args)  # before reading: a typo is not preceded by warnings on the data
     with _input_errors_named(args.inputs, [*args.inputs, args.qrels] if args.qrels else []):
         rendered = _compare(args, fmt)
     _write(rendered, args.output)
@@ -226,6 +235,8 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
     tables = _tables(args, limited, names, groups)
     per_query = finish_all(per_query.lazy(), resolved, [*groups, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)  # pairable metrics only: nothing else hidden
+    # each list's tie range from evaluate's pass, kept aside for the tie flags (ties.py)
+    per_query, ranges = split_tie_ranges(per_query, [*groups, names["query"]])
     # What compare() does after evaluate(): every column besides the keys is a metric.
     hidden = (*groups, names["query"], DEPTH_COLUMN)
     labels = [name for name in per_query.columns if name not in hidden]
@@ -245,4 +256,5 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
         missing=args.missing,
         direction=direction,
     )
+    comparison = with_tie_flags(comparison, ranges, keys=by, segments=within, query=names["query"])
     return _render_compare(comparison, fmt, args.digits, args.output)

@@ -317,7 +317,7 @@ def _per_query(
             empty_queries=args.empty_queries,
             **_table_options(args),
             _hidden=True,
-            _tie_ranges=bool(getattr(args, "tie_warning", None)),
+            _tie_ranges=bool(getattr(args, "tie_warning", 0.01)),  # compare: on
             n_buckets=args.buckets,
             progress=False if args.no_progress else None,
             spill_dir=args.spill_dir,

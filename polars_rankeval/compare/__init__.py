@@ -25,6 +25,9 @@ summary rule. Nothing here assumes "higher is better" or "mean":
   one of our metrics' own direction (``direction={"arp@10": "higher"}``). ``direction_source``
   says which (``"metric"``, ``"option"``, ``"assumed"``). :func:`~polars_rankeval.report`, the
   plots and :func:`~polars_rankeval.check` read the directions from these columns.
+* :func:`compare` (which has the log) adds how far the order of tied scores can move each Δ,
+  ``tie_range``, and ``tie_flip``: whether its sign or significance could change within it
+  (:func:`polars_rankeval.ties.with_tie_flags`); the report names those comparisons.
 * Metrics whose value depends on the list depth (uncut ``frp`` and ``mean_rank``) are compared
   with a :class:`~polars_rankeval.errors.DepthWarning` when the systems' list depths differ
   (:mod:`polars_rankeval.compare._depth`).
@@ -99,6 +102,7 @@ from polars_rankeval.evaluate import evaluate
 from polars_rankeval.meaning import Directions, LowerIsBetter
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
+from polars_rankeval.ties import split_tie_ranges, with_tie_flags
 
 CorrectionScope = Literal["all", "metric"]
 
@@ -147,6 +151,8 @@ COLUMNS = [
     "system_overall",
     "baseline_queries",
     "system_queries",
+    "tie_range",
+    "tie_flip",
 ]
 
 
@@ -279,6 +285,8 @@ def compare_per_query(
         (``"log"`` for geometric means), ``missing, correction, alpha, direction_source``,
         and ``baseline_overall, system_overall, baseline_queries, system_queries``: each
         system's summary over all the queries it has a value for, as evaluate gives it.
+        ``tie_range, tie_flip``: null here (a per-query table holds no ties); :func:`compare`
+        fills them from the log (:func:`polars_rankeval.ties.with_tie_flags`).
 
     Examples
     --------
@@ -421,6 +429,9 @@ def _finish(
         pl.lit(plan.missing).alias("missing"),
         pl.lit(correction if corrected else "none").alias("correction"),
         pl.lit(plan.alpha).alias("alpha"),
+        # compare() bounds Δ over the orders of tied scores; a per-query table cannot
+        pl.lit(None, dtype=pl.Float64).alias("tie_range"),
+        pl.lit(None, dtype=pl.Boolean).alias("tie_flip"),
     ).select(*segments, *COLUMNS)
 
 
@@ -500,8 +511,12 @@ def compare(
         evaluated_metrics,
         per_query=True,
         by=[*segments, *keys],
+        # each list's tie range, in the same pass (tie_warning=None turns it off)
+        _tie_ranges=evaluate_keywords.get("tie_warning", 0.01) is not None,
         **evaluate_keywords,
     )
     per_query = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
+    per_query, ranges = split_tie_ranges(per_query, [*segments, *keys, query])
     checked = _Checked(keys, query, labels, known=known, direction=direction)
-    return _compare(per_query, checked, within, baseline, plan, correction, correction_scope)
+    compared = _compare(per_query, checked, within, baseline, plan, correction, correction_scope)
+    return with_tie_flags(compared, ranges, keys=keys, segments=segments, query=query)

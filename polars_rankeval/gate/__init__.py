@@ -49,6 +49,7 @@ from polars_rankeval.gate._rules import (
     _literal,
 )
 from polars_rankeval.meaning import Directions, LowerIsBetter
+from polars_rankeval.ties import split_tie_ranges, with_tie_flags
 
 __all__ = ["PYTHON_OPTIONS", "CheckColumnError", "CheckOptionError", "CheckResult", "Rule", "check"]
 
@@ -93,11 +94,14 @@ def _side(
                 "metrics), e.g. ndcg@10,map"
             )
             raise CheckOptionError(msg)
+        # each list's tie range, in the same pass (tie_warning=None turns it off)
+        ranges = keywords.get("tie_warning", 0.01) is not None
         scored = evaluate(
             frame.lazy(),
             with_depth(metrics),  # and each list's depth when a metric depends on it
             per_query=True,
             query=query,
+            _tie_ranges=ranges,
             **keywords,
         )
         return scored.collect()  # evaluate refuses a repeated (query, item) itself
@@ -265,11 +269,13 @@ def check(
     specs = gate.metric_specs(metrics)
     options: dict[str, Any] = {"by": by, "query": query, "keywords": evaluate_keywords}
     base = _side(baseline, _BASELINE, specs, system=baseline_system, **options)
+    base, base_ranges = split_tie_ranges(base, [query])  # a log's tie ranges (ties.py)
     # The baseline's columns name the metrics (a sweep ndcg@5,10 is two): the candidate is
     # evaluated on, or must hold, the same.
     names = [name for name in base.columns if name not in (query, DEPTH_COLUMN)]
     gate.check_named(names)
     cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
+    cand, cand_ranges = split_tie_ranges(cand, [query])
     for role, side in ((_BASELINE, base), (_CANDIDATE, cand)):
         if side.height == 0:
             msg = (
@@ -309,6 +315,13 @@ def check(
         lower_is_better=lower_is_better,
         direction=direction,
     )
+    sides = [
+        ranges.with_columns(pl.lit(role).alias(_SIDE))
+        for role, ranges in ((_BASELINE, base_ranges), (_CANDIDATE, cand_ranges))
+        if ranges is not None
+    ]
+    ranged = pl.concat(sides, how="diagonal") if sides else None
+    compared = with_tie_flags(compared, ranged, keys=[_SIDE], query=query)
     rows = [gate.judge(row, shared=counts["shared"]) for row in compared.iter_rows(named=True)]
     reasons = [reason for row in rows for reason in row["reasons"]]
     if fail_on_missing_queries and counts["only_baseline"]:
@@ -320,6 +333,13 @@ def check(
             f"{'queries are' if many else 'query is'} not in the candidate ({shown})"
         )
     table = pl.DataFrame(rows, schema_overrides={"reasons": pl.List(pl.String)})
+    # where the order of tied scores could change a metric's verdict (not a rule: a note)
+    table = table.join(
+        compared.select("metric", "tie_range", "tie_flip"),
+        on="metric",
+        how="left",
+        maintain_order="left",
+    )
     settings = {
         "test": test,
         "correction": correction,

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval.report import _markdown_escape
+from polars_rankeval.ties import tie_notes
 
 
 @dataclass
@@ -51,6 +52,7 @@ class CheckResult:
         ]
         lines.append(self._queries_line())
         lines += [f"- {reason}" for reason in self.reasons]
+        lines += [f"- note: {note}" for note in self.notes]
         return "\n".join(lines) + "\n"
 
     def markdown(self) -> str:
@@ -68,6 +70,8 @@ class CheckResult:
         lines += ["", self._queries_line()]
         if self.reasons:
             lines += ["", *(f"- {_markdown_escape(reason)}" for reason in self.reasons)]
+        if self.notes:
+            lines += ["", *(f"- note: {_markdown_escape(note)}" for note in self.notes)]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,6 +79,7 @@ class CheckResult:
         return {
             "passed": self.passed,
             "reasons": list(self.reasons),
+            "notes": self.notes,
             "queries": dict(self.queries),
             "settings": dict(self.settings),
             "metrics": self.table.to_dicts(),
@@ -83,6 +88,11 @@ class CheckResult:
     def json(self) -> str:
         """:meth:`to_dict` as JSON (NaN written as null)."""
         return json.dumps(_no_nan(self.to_dict()), indent=2) + "\n"
+
+    @property
+    def notes(self) -> list[str]:
+        """Remarks that break no rule: where the order of tied scores could flip a verdict."""
+        return tie_notes(self.table, system=None)
 
     @property
     def queries_failed(self) -> bool:
