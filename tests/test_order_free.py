@@ -261,6 +261,9 @@ _QUOTIENTS = [
     "11pt_avg_.1,.3",
     "ncu(stop=rank,gamma=0.7)",
     "ndcg_orig(b=2)",
+    "compat(p=0.8)",
+    "sdcg@3(max_rel=3)",
+    "bpm@3(max_rel=3)",
 ]
 
 
@@ -271,11 +274,13 @@ def test_a_query_alone_gets_the_same_bits_as_among_others() -> None:
     for query in ["q3", "q7", "q11"]:
         alone = rke.evaluate(log.filter(pl.col("query") == query), names, per_query=True)
         _assert_identical(alone, together.filter(pl.col("query") == query))
-    # the quotients over every query
-    together = rke.evaluate(log, _QUOTIENTS, per_query=True)
-    for query in together["query"]:
-        alone = rke.evaluate(log.filter(pl.col("query") == query), _QUOTIENTS, per_query=True)
-        _assert_identical(alone, together.filter(pl.col("query") == query))
+    # the quotients over every query of three logs
+    for seed in range(3):
+        log = _log(seed).filter(pl.col("system") == "A").drop("system")
+        together = rke.evaluate(log, _QUOTIENTS, per_query=True)
+        for query in together["query"]:
+            alone = rke.evaluate(log.filter(pl.col("query") == query), _QUOTIENTS, per_query=True)
+            _assert_identical(alone, together.filter(pl.col("query") == query))
 
 
 def test_precision_is_the_c_quotient() -> None:

@@ -40,7 +40,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._exact_sum import exact_quotient, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import (
     ITEM_ASC_RANK,
@@ -159,10 +159,10 @@ def compat(*, p: float = 0.95, normalize: bool = True) -> Metric:
         whole = _decayed_harmonic(depth, persistence)
         overlap = lookup(both_key) * whole - lookup(tail_key)
         if normalize:
-            head = (1.0 - pl.lit(persistence).pow(ideal)) / (1.0 - persistence)
+            head = exact_quotient(1.0 - pl.lit(persistence).pow(ideal), 1.0 - persistence)
             best = head + ideal.cast(pl.Float64) * (whole - _decayed_harmonic(ideal, persistence))
             return ratio_or_zero(overlap, best)
-        norm = (1.0 - pl.lit(persistence).pow(depth)) / (1.0 - persistence)
+        norm = exact_quotient(1.0 - pl.lit(persistence).pow(depth), 1.0 - persistence)
         return ratio_or_zero(overlap, norm)
 
     return Metric(

@@ -64,7 +64,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._exact_sum import exact_quotient, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -195,7 +195,7 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
         # ir_measures clips negative labels to 0, then to [min_rel, max_rel], and rescales;
         # unjudged rows and rows past position 1000 have gain 0.
         label = ctx.label.clip(lower_bound=0).cast(pl.Float64).clip(low, high)
-        scaled = pl.when(ctx.has_label).then((label - low) / (high - low)).otherwise(0.0)
+        scaled = pl.when(ctx.has_label).then(exact_quotient(label - low, high - low)).otherwise(0.0)
         if ctx.expected:
             # The gain expected at each position of a tie group is the group's mean gain.
             scaled = ctx.tie_groups(model).spread(scaled)
@@ -248,7 +248,9 @@ def _cwl(  # noqa: PLR0917 (internal; every family passes its own model)
             rest, end = tail(p(f"{model}:m"), p(f"{model}:log_q").exp(), total_gain)
             s = p(f"{model}:reach") + rest
         values = {
-            "eu": num / s,
+            # a constant S (a fixed reach): one division, as cwl_eval's (Polars divides by a
+            # scalar through its reciprocal, whose last bit followed the other queries)
+            "eu": exact_quotient(num, fixed.total) if fixed is not None else num / s,
             "etu": num - end * total_gain,
             "ec": pl.lit(1.0),  # Σ W_i with unit costs
             "etc": s - DEPTH * end,
@@ -291,7 +293,7 @@ def _harmonic_tail(k: int) -> Tail:
     def tail(m: pl.Expr, q: pl.Expr, total_gain: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
         last = pl.max_horizontal(pl.lit(float(min(k, DEPTH))), m)
         rest = q * (m + 1.0) * (digamma(last + 1.0) - digamma(m + 1.0))
-        return rest, q * (m + 1.0) / (DEPTH + 1.0) if k > DEPTH else pl.lit(0.0)
+        return rest, exact_quotient(q * (m + 1.0), DEPTH + 1.0) if k > DEPTH else pl.lit(0.0)
 
     return tail
 
@@ -304,7 +306,7 @@ def _geometric_tail(p: float) -> Tail:
         if p == 1:
             return q * left, q
         decay = pl.lit(p).pow(left)
-        return q * (1.0 - decay) / (1.0 - p), q * decay
+        return exact_quotient(q * (1.0 - decay), 1.0 - p), q * decay
 
     return tail
 
