@@ -553,6 +553,10 @@ def test_unknown_metric_is_named_before_the_files_are_read(
     qrels.write_text("1 0 d1 1\n7 0 d9 1\n")  # query 2 unjudged, 7 unretrieved: a warning
     code, _, err = _run_cli(capsys, runs["cand"], "--qrels", qrels, "-m", "mapp")
     _one_line_error(code, err, "unknown metric 'mapp'")
+    code, _, err = _run_cli(
+        capsys, "compare", runs["cand"], runs["base"], "--qrels", qrels, "-m", "mapp"
+    )
+    _one_line_error(code, err, "unknown metric 'mapp'")
     code, _, err = _run_cli(capsys, runs["cand"], "--qrels", qrels, "-m", "map")
     assert code == 0
     assert "warning" in err  # the same files do warn once the metric is right
