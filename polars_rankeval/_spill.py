@@ -332,12 +332,13 @@ class _Guard:
             received = os.read(self.read_end, 64)
             # SIGTERM before the end mark: both may come in one read
             if signal.SIGTERM in received and not self.heard.is_set():
-                self.heard.set()
                 if _interrupts(self.previous):
                     # Polars turns SIGINT into a KeyboardInterrupt in every running query,
                     # whatever its thread: the spills' ``finally`` blocks remove them
                     self.interrupted = True
                     signal.raise_signal(signal.SIGINT)
+                # after the SIGINT: the handler, waiting for this, then knows of it
+                self.heard.set()
             if not received or 0 in received:  # 0: uninstalled
                 return
 
@@ -444,19 +445,23 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _deliver(guard: _Guard, signum: int, frame: FrameType | None) -> None:
-    """After the other threads' spills are removed, do what SIGTERM did before us."""
-    main = threading.main_thread().ident
-    deadline = time.monotonic() + _SIGTERM_WAIT_S
-    with _state.live_changed:
-        while any(thread != main for thread in _state.live.values()):
-            left = deadline - time.monotonic()
-            if left <= 0:  # writers still at work: the watchdogs remove what is left
-                break
-            _state.live_changed.wait(left)
+    """Do what SIGTERM did before us; if we interrupted the queries, once their spills are gone.
+
+    Not interrupted (your handler, outside a guarded block), the spills of other threads are
+    still in use: the handler does not wait for them.
+    """
     if guard.interrupted:
+        guard.interrupted = False
+        main = threading.main_thread().ident
+        deadline = time.monotonic() + _SIGTERM_WAIT_S
+        with _state.live_changed:
+            while any(thread != main for thread in _state.live.values()):
+                left = deadline - time.monotonic()
+                if left <= 0:  # writers still at work: the watchdogs remove what is left
+                    break
+                _state.live_changed.wait(left)
         # The SIGINT the watcher raised may still wait for the main thread: let it fire here
         # (swallowed), not in your handler or in the middle of the lines below.
-        guard.interrupted = False
         with contextlib.suppress(KeyboardInterrupt):
             for _ in range(3):
                 pass
