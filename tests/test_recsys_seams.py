@@ -547,3 +547,44 @@ def test_beyond_accuracy_metrics_take_any_column_name(name: str) -> None:
     tables["train"] = TRAIN.rename({"user": name})
     got = rke.evaluate(log.rename({"user": name}), metrics, query=name, by="system", **tables)
     assert got.equals(expected)
+
+
+def test_recommenders_default_serendipity_counts_every_item_relevant() -> None:
+    # recommenders python_evaluation.serendipity(train_df, reco_df) without col_relevance:
+    # user_item_serendipity = (1 - Σ_{j in the user's train items} sim(i, j) / |train items|)
+    # × 1, averaged per user (user_serendipity), then over users; sim = item co-occurrence
+    # (_get_cooccurrence_similarity: co-counts / sqrt(count_i * count_j), distinct users)
+    from tests.test_popularity import RECOMMENDERS_RECO, RECOMMENDERS_TRAIN
+
+    history: dict[int, set[int]] = {}
+    users: dict[int, set[int]] = {}
+    for user, item in RECOMMENDERS_TRAIN.iter_rows():
+        history.setdefault(user, set()).add(item)
+        users.setdefault(item, set()).add(user)
+
+    def sim(a: int, b: int) -> float:
+        both = len(users.get(a, set()) & users.get(b, set()))
+        return both / math.sqrt(len(users[a]) * len(users[b])) if both else 0.0
+
+    reco: dict[int, list[int]] = {}
+    for user, item, *_ in RECOMMENDERS_RECO.iter_rows():
+        reco.setdefault(user, []).append(item)
+    per_user = [
+        _mean([1 - sum(sim(i, j) for j in history[u]) / len(history[u]) for i in items])
+        for u, items in reco.items()
+    ]
+    out = rke.evaluate(
+        RECOMMENDERS_RECO.drop("relevance"),  # no label is read
+        ["serendipity@2(relevant=all)"],
+        convention="recommenders",
+        train=RECOMMENDERS_TRAIN,
+    )
+    assert out.item() == pytest.approx(_mean(per_user), abs=1e-15)
+    # beside the labelled form in one call (the two must not share their relevant set)
+    both = rke.evaluate(
+        RECOMMENDERS_RECO,
+        ["serendipity@2", "serendipity@2(relevant=all)"],
+        convention="recommenders",
+        train=RECOMMENDERS_TRAIN,
+    )
+    assert both.row(0) == pytest.approx((0.43408, _mean(per_user)), abs=1e-5)

@@ -64,6 +64,7 @@ from polars_rankeval.tables import Tables, refuse_rows
 Similarity = Literal["features", "cooccurrence"]
 IldNormalize = Literal["pairs", "length"]
 SerendipityNormalize = Literal["items", "history"]
+SerendipityRelevant = Literal["labels", "all"]
 Absent = Literal["one", "zero", "drop"]
 Features = str | Sequence[str] | None
 
@@ -531,6 +532,7 @@ def serendipity(
     similarity: Similarity = "features",
     features: Features = None,
     normalize: SerendipityNormalize = "items",
+    relevant: SerendipityRelevant = "labels",
 ) -> Metric:
     """``serendipity@k``: relevant top-k items unlike the user's train history.
 
@@ -544,6 +546,9 @@ def serendipity(
     * ``normalize="history"`` (Evidently ``SerendipityMetric``): ``1 − Σ_{j∈H} Σ_{i∈R}
       sim(i, j) / |H|``, for users with a train history and at least one relevant top-k item
       (null otherwise); not divided by ``|R|``, so below 0 when ``R`` is like ``H``.
+
+    ``relevant="all"`` takes every top-k item as relevant, reading no label: Recommenders'
+    ``serendipity`` without ``col_relevance`` (its default), where each item's relevance is 1.
 
     Examples
     --------
@@ -563,16 +568,22 @@ def serendipity(
     """
     similarity = _check_similarity(similarity, features)
     normalize = check_choice("normalize", normalize, ["items", "history"])
+    relevant = check_choice("relevant", relevant, ["labels", "all"])
     checked = required_cutoff(k, "serendipity")
     shown = _shown(
         similarity=similarity if similarity != "features" else None,
         features=_features_shown(features),
         normalize=normalize if normalize != "items" else None,
+        relevant=relevant if relevant != "labels" else None,
     )
     name = named(at("serendipity", checked), shown)
-    top_key, rel_key = f"top_items@{k}", f"relevant_top_items@{k}"
+    top_key = f"top_items@{k}"
+    # partials are shared by key across metrics: every top-k item is the top-k set itself
+    rel_key = top_key if relevant == "all" else f"relevant_top_items@{k}"
 
     def partials(ctx: RankingContext) -> Partials:
+        if relevant == "all":  # every recommended item: no label read
+            return {top_key: _item_set(ctx, ctx.within(k))}
         return {
             top_key: _item_set(ctx, ctx.within(k)),
             # a positive relevant label: label 0 never counts, even with relevance_level=0
@@ -626,7 +637,9 @@ def serendipity(
         return both.select(*keys, result.alias(label))
 
     needs = ("train", "items") if similarity == "features" else ("train",)
-    return Metric(name, partials, value, needs=needs, finish=finish)
+    return Metric(
+        name, partials, value, needs=needs, finish=finish, reads_labels=relevant == "labels"
+    )
 
 
 def unexpectedness(k: int, *, baseline: object = None, absent: Absent = "one") -> Metric:
