@@ -291,3 +291,23 @@ def test_precision_is_the_c_quotient() -> None:
     assert out["p@10"].to_list() == [3 / 10] * 3
     assert out["P_10"].to_list() == [3 / 10] * 3
     assert rke.evaluate(log, ["p@10"]).item() == 3 / 10
+
+
+def test_beyond_accuracy_lists_get_the_same_bits_alone() -> None:
+    """Per-list metrics divided by k (unseen@k, surprisal@k, categorical_diversity@k)."""
+    names = ["unseen@5", "surprisal@5", "categorical_diversity@5(category=genre)", "ild@5"]
+    tables = {"train": TRAIN, "items": ITEMS}
+    for seed in range(2):
+        log = _log(seed, n_queries=12).filter(pl.col("system") == "A").drop("system")
+        log = log.with_columns(pl.col("item").str.replace("d", "").cast(pl.Int64) % 6)
+        log = log.unique(["query", "item"], keep="first", maintain_order=True)
+        log = log.with_columns(
+            pl.col("item")
+            .cast(pl.String)
+            .replace_strict({str(i): name for i, name in enumerate("abcdef")}, default="z")
+        )
+        together = rke.evaluate(log, names, per_query=True, **tables)
+        for query in together["query"]:
+            one = log.filter(pl.col("query") == query)
+            alone = rke.evaluate(one, names, per_query=True, **tables)
+            _assert_identical(alone, together.filter(pl.col("query") == query))

@@ -46,7 +46,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._exact_sum import exact_quotient, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
@@ -469,7 +469,7 @@ def categorical_diversity(k: int, *, category: str = "category") -> Metric:
         counted = per_group(
             joined, keys, pl.col("__rke_c").drop_nulls().n_unique().alias("__rke_d")
         )
-        return counted.select(*keys, (pl.col("__rke_d").cast(pl.Float64) / checked).alias(label))
+        return counted.select(*keys, exact_quotient(pl.col("__rke_d"), checked).alias(label))
 
     return Metric(
         name, partials, lambda p: p(key), needs=("items",), reads_labels=False, finish=finish

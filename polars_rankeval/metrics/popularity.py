@@ -39,7 +39,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_mean, exact_sum
+from polars_rankeval._exact_sum import exact_mean, exact_quotient, exact_sum
 from polars_rankeval._options import check_choice
 from polars_rankeval.context import RankingContext
 from polars_rankeval.errors import InvalidOptionError
@@ -150,7 +150,7 @@ def surprisal(k: int) -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         weight = pl.when(users > 0).then((n_users / users).log(2) / n_users.log(2)).otherwise(1.0)
-        return {name: exact_sum(weight, ctx.within(k)) / k}
+        return {name: exact_quotient(exact_sum(weight, ctx.within(k)), k)}
 
     return _label_free(name, partials, lambda p: p(name), (POPULARITY,))
 
@@ -171,7 +171,7 @@ def unseen(k: int) -> Metric:
 
     def partials(ctx: RankingContext) -> Partials:
         new = ctx.within(k) & ~pl.col(SEEN)
-        return {name: new.sum().cast(pl.Float64) / k}
+        return {name: exact_quotient(new.sum(), k)}
 
     return _label_free(name, partials, lambda p: p(name), (SEEN_IN_TRAIN,))
 
