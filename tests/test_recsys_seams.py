@@ -375,15 +375,17 @@ SHAPES: dict[str, tuple[Callable[[], pl.DataFrame], bool]] = {
     "convention", ["spark", "recommenders", "ranx", "gdeval", "sklearn", "torchmetrics"]
 )
 def test_accuracy_presets_give_their_tool_on_both_log_shapes(
-    convention: str, shape: str, lazy: bool
+    convention: str, shape: str, lazy: bool, request: pytest.FixtureRequest
 ) -> None:
     make, graded = SHAPES[shape]
     truth = _truth(graded)
     if convention in ("sklearn", "torchmetrics") and shape == "joined":
-        pytest.xfail(
-            "only-supplied-rows presets skip a user whose recommended rows are all unlabelled "
-            "(user 3); the tool scores it 0 (engine rule, reported to the lead)"
-        )
+        # Known seam, left to the engine's owner: under these presets only the supplied
+        # (recommended) rows exist and the tools give each a target (0 outside the ground
+        # truth), but a user whose recommended rows are all unlabelled (user 3) has no judged
+        # row and is skipped, where the tools average in its 0. strict: a fix shows up here.
+        reason = "an all-unlabelled list is skipped under unretrieved='drop' presets"
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     expected: dict[str, float] = {
         "spark": lambda: spark(truth),
         "recommenders": lambda: recommenders(truth),
