@@ -10,7 +10,9 @@ The mutants are applied to a scratch copy of the checkout (its tracked and untra
 ``git ls-files``), and the tests run there with ``PYTHONPATH`` pointing at it, so the working
 tree is never modified: another process reading the sources meanwhile (an editor, a test run,
 another person in the same checkout) never sees a mutant, and an interrupted run leaves
-nothing behind. ``--in-place`` mutates the checkout itself (restored after each run).
+nothing behind. ``--in-place`` mutates the checkout itself (restored after each run). Each
+set of area tests first runs once without a mutant: a mutant counts as killed only if its
+tests pass without it (``--no-baseline`` skips that run).
 
 Usage::
 
@@ -178,16 +180,19 @@ ROUND_3 = [
     ),
     Mutant(
         "R3-M19",
-        "polars_rankeval/cli.py",
-        ">= args.max_docs",
-        "> args.max_docs",
+        # -M's cut moved to the engine's order key: rows past the cut are flagged, so the
+        # mutant (one row too many or too few) is now ">" -> ">=" on the flag
+        "polars_rankeval/cli/_evaluation.py",
+        "(position > args.max_docs)",
+        "(position >= args.max_docs)",
         ("tests/test_cli.py", "tests/test_trec_output.py"),
     ),
     Mutant(
         "R3-M20",
-        "polars_rankeval/cli.py",
-        "(pl.col(relevance) >= 0)",
-        "(pl.col(relevance) > 0)",
+        # -J filters with the engine's judged_only_rows
+        "polars_rankeval/_plan.py",
+        "(grade >= 0)",
+        "(grade > 0)",
         ("tests/test_cli.py", "tests/test_trec_output.py"),
     ),
 ]
@@ -395,8 +400,8 @@ ROUND_4 = [
     Mutant(
         "M29",
         "polars_rankeval/metrics/diversity.py",
-        'pl.when(pl.col("n") >= 2).then(1 - pl.col("s") / pl.col("p"))',
-        'pl.when(pl.col("n") > 2).then(1 - pl.col("s") / pl.col("p"))',
+        'pl.when(pl.col("__rke_n") >= 2).then(',
+        'pl.when(pl.col("__rke_n") > 2).then(',
         ("tests/test_diversity.py",),
     ),
     Mutant(
@@ -512,29 +517,41 @@ def _run_tests(tests: list[str], workers: str, root: Path, env: dict[str, str]) 
 
 
 def _run(chosen: list[Mutant], args: argparse.Namespace, root: Path) -> list[str]:
-    """Apply each mutant in ``root``, run its tests, restore the file; the survivors' keys."""
+    """Apply each mutant in ``root``, run its tests, restore the file; the keys not killed.
+
+    A mutant counts as killed only if its area's tests pass without it: each set of area
+    tests runs once on the unmutated code first (unless ``--no-baseline``), and a failing set
+    marks its mutants BROKEN (not killed), so a test that fails anyway cannot hide a survivor.
+    """
     env = _environment(root)
-    survivors = []
+    passing: dict[tuple[str, ...], bool] = {}
+    not_killed = []
     for mutant in chosen:
         path, mutated = _apply(mutant, root)
         original = path.read_text(encoding="utf-8")
         started = time.perf_counter()
-        try:
-            path.write_text(mutated, encoding="utf-8")
-            killed = _run_tests(list(mutant.tests), args.workers, root, env)
-            where = "area tests"
-            if not killed and not args.no_full:
-                killed = _run_tests([], args.workers, root, env)
-                where = "whole suite"
-        finally:
-            path.write_text(original, encoding="utf-8")
-        outcome = "killed" if killed else "SURVIVED"
+        if not args.no_baseline and mutant.tests not in passing:
+            passing[mutant.tests] = not _run_tests(list(mutant.tests), args.workers, root, env)
+        if not passing.get(mutant.tests, True):
+            outcome, where = "BROKEN", "area tests fail without the mutant"
+            killed = False
+        else:
+            try:
+                path.write_text(mutated, encoding="utf-8")
+                killed = _run_tests(list(mutant.tests), args.workers, root, env)
+                where = "area tests"
+                if not killed and not args.no_full:
+                    killed = _run_tests([], args.workers, root, env)
+                    where = "whole suite"
+            finally:
+                path.write_text(original, encoding="utf-8")
+            outcome = "killed" if killed else "SURVIVED"
         seconds = time.perf_counter() - started
         shown = path.relative_to(root)
         print(f"{mutant.key:7} {outcome:8} by {where:11} {seconds:6.1f} s  {shown}", flush=True)
         if not killed:
-            survivors.append(mutant.key)
-    return survivors
+            not_killed.append(mutant.key)
+    return not_killed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -544,6 +561,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round", choices=["3", "4"], help="only this audit's mutants")
     parser.add_argument("--workers", default="2", help="pytest-xdist workers (0: none)")
     parser.add_argument("--no-full", action="store_true", help="skip the whole-suite rerun")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip the unmutated run of the area tests"
+    )
     parser.add_argument(
         "--in-place", action="store_true", help="mutate the checkout, not a scratch copy"
     )
@@ -564,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="rke-mutants-") as scratch:
             _copy_checkout(Path(scratch))
             survivors = _run(chosen, args, Path(scratch))
-    print(f"{len(chosen) - len(survivors)} of {len(chosen)} killed; survivors: {survivors}")
+    print(f"{len(chosen) - len(survivors)} of {len(chosen)} killed; not killed: {survivors}")
     return 1 if survivors else 0
 
 
