@@ -42,6 +42,7 @@ MODES = ("trec", "expected", "optimistic", "pessimistic")
 _SEPARATOR = "\x1f"
 # Prefix of the hidden per-query tie-range columns (one per tie-sensitive metric).
 TIE_RANGE = "__rke_tie_range\x1f"
+_TIED_SCORE, _MIXED = "__rke_tied_score", "__rke_mixed"
 # The engine's canonical name of a metric with a cutoff: ``family@k``, then its options
 # (``ndcg@10(gain=exp)``); trec_eval spellings (``P_10``, ``ndcg_cut_10``) resolve to it.
 _CUTOFF = re.compile(r"^[^@(]*@(\d+)(?:\(|$)")
@@ -88,27 +89,32 @@ def _in_bound(label: str, metric: Metric, mode: str) -> Metric:
     return replace(metric, name=f"{label}{_SEPARATOR}{mode}", ties=mode)  # type: ignore[arg-type]
 
 
-def mixed_tie_groups(columns: Columns, negative_labels: NegativeLabels) -> pl.Expr:
-    """Per row: its list has a group of tied retrieved scores whose rows differ (a window).
+def mixed_lists(
+    lf: pl.LazyFrame, columns: Columns, negative_labels: NegativeLabels
+) -> pl.LazyFrame:
+    """The keys of the lists with a group of tied retrieved scores whose rows differ.
 
     Rows differ when the bounds would order them (:func:`bound_preference`: by label, unjudged
     rows between the positive labels and the judged zeros). A tie group whose rows all carry
     the same preference is ordered the same way by the best case, the worst case and trec_eval
     (by item), so it cannot move any metric: a list without a mixed group is skipped by the
-    tie check, and its range is exactly 0. The list mixes when it has more distinct (score,
-    preference) pairs than distinct scores. Read on the raw columns (a label that is not a
-    whole number is refused by the evaluation itself); ``+ 0.0`` makes -0.0 and 0.0 one score,
-    as they tie in the order, and unretrieved rows count once on both sides. A duplicated
-    (query, item) pair that ``duplicates=`` resolves can only flag a list too many.
+    tie check, and its range is exactly 0. (An unjudged row and a judged zero both have gain 0,
+    yet their order moves ``fall_out@k``: they differ.) Read on the raw columns, one
+    aggregation per (list, score), which cost half of what a window over the lists did; a
+    label that is not a whole number is refused by the evaluation itself, and a duplicated
+    (query, item) pair that ``duplicates=`` resolves can only flag a list too many. ``+ 0.0``
+    makes -0.0 and 0.0 one score, as they tie in the order.
     """
     score = pl.col(columns.score)
     label = pl.col(columns.relevance).cast(pl.Float64, strict=False)
     judged = label >= 0 if negative_labels == "unjudged" else label.is_not_null()
-    flags = {"label": label, "judged": judged.fill_null(value=False)}
-    tied = pl.when(score.is_not_null()).then(score + 0.0)
-    preference = pl.when(score.is_not_null()).then(bound_preference(flags, "optimistic"))
-    pairs = pl.struct(tied.alias("score"), preference.alias("preference"))
-    return (pairs.n_unique() > tied.n_unique()).over(columns.partition)
+    preference = bound_preference(
+        {"label": label, "judged": judged.fill_null(value=False)}, "optimistic"
+    )
+    partition = list(columns.partition)
+    groups = lf.filter(score.is_not_null()).group_by(*partition, (score + 0.0).alias(_TIED_SCORE))
+    mixed = groups.agg((preference.min() < preference.max()).alias(_MIXED))
+    return mixed.filter(pl.col(_MIXED)).select(partition).unique()
 
 
 def range_column(label: str) -> str:
@@ -142,9 +148,10 @@ def with_tie_ranges(
         for label, metric in metrics
         for mode in ("optimistic", "pessimistic")
     ]
-    # Two branches of one plan over the same input (Polars reads it once): the metrics, and
-    # the bounds over the lists whose tie groups mix labels.
-    subset = lf.filter(mixed_tie_groups(columns, settings.negative_labels))
+    # Two branches of one plan over the same input (read once: per_query_plan caches it): the
+    # metrics, and the bounds over the lists whose tie groups mix labels.
+    mixed = mixed_lists(lf, columns, settings.negative_labels)
+    subset = lf.join(mixed, on=partition, how="semi", nulls_equal=True)
     values = per_query_plan(
         subset, columns, bounded, settings, source=source, checked_in=checked_in, tables=tables
     )
