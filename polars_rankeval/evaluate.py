@@ -61,6 +61,7 @@ from polars_rankeval.ties import (
     user_site,
     warn_about_ties,
     warn_if_ties_move_means,
+    with_tie_ranges,
 )
 from polars_rankeval.validation import (
     Duplicates,
@@ -247,17 +248,29 @@ def evaluate(
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
         n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
     passes = check_buckets(n_buckets)
-    tie_limit, flag_ties = _tie_check(
-        tie_warning, resolved, settings, hidden=_hidden, keep_ranges=_tie_ranges
+    # `site`: the user's line, for the warnings given when a LazyFrame is collected (in a
+    # Polars thread); `after`: an in-memory frame in one pass gets its tie ranges after the
+    # metrics (ties.with_tie_ranges says why).
+    tie_limit, flag_ties, after, site = _tie_check(
+        tie_warning,
+        resolved,
+        settings,
+        hidden=_hidden,
+        keep_ranges=_tie_ranges,
+        in_memory=isinstance(data, pl.DataFrame) and passes == 1,
     )
     # after the option checks: a refused evaluation says only why
     warn_unused_tables(((label, metric.needs) for label, metric in resolved), tables)
-    # The user's line, for the warnings given when a LazyFrame is collected (in a Polars thread).
-    site = user_site()
 
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
         return per_query_plan(
-            frame, columns, resolved, settings, source=lf, tables=tables, flag_ties=flag_ties
+            frame,
+            columns,
+            resolved,
+            settings,
+            source=lf,
+            tables=tables,
+            flag_ties=flag_ties and not after,
         )
 
     if passes != 1 and not per_query:
@@ -285,6 +298,13 @@ def evaluate(
 
     def finished(per_query_frame: pl.DataFrame, stacklevel: int) -> pl.DataFrame:
         """The raw per-query rows to the result: finishing steps, dropped lists, summary."""
+        per_query_frame = (
+            with_tie_ranges(
+                per_query_frame, lf, columns, resolved, settings, source=lf, tables=tables
+            )
+            if after
+            else per_query_frame
+        )
         lazy = finish_all(per_query_frame.lazy(), resolved, columns.partition, tables)
         done = drop_empty_queries(lazy.collect(), stacklevel=stacklevel + 1)
         if not _tie_ranges:  # compare and check report the ranges themselves
@@ -337,15 +357,19 @@ def _tie_check(
     *,
     hidden: bool,
     keep_ranges: bool,
-) -> tuple[float | None, bool]:
-    """``tie_warning=`` checked, and whether the plan computes the tie ranges.
+    in_memory: bool,
+) -> tuple[float | None, bool, bool, tuple[str, int, dict[str, Any]]]:
+    """The tie check's settings: ``tie_warning=``, ranges wanted, after the metrics, user's line.
 
-    They are computed to warn (not for the internal raw plan, ``_hidden``) or for a caller
-    that reports them (``_tie_ranges``), when some metric's trec-rule mean can move.
+    The user's line is :func:`~polars_rankeval.ties.user_site`'s. The ranges are computed to
+    warn (not for the internal raw plan, ``_hidden``) or for a caller that reports them
+    (``_tie_ranges``), when some metric's trec-rule mean can move; after the metrics for an
+    in-memory frame evaluated in one pass.
     """
     limit = check_tie_warning(tie_warning)
     wanted = keep_ranges or (limit is not None and not hidden)
-    return limit, wanted and bool(tie_sensitive(resolved, settings))
+    flag = wanted and bool(tie_sensitive(resolved, settings))
+    return limit, flag, flag and in_memory, user_site()
 
 
 def _check_per_query(per_query: object) -> None:
