@@ -114,7 +114,15 @@ def mixed_lists(
         {"label": label, "judged": judged.fill_null(value=False)}, "optimistic"
     )
     partition = list(columns.partition)
-    groups = lf.filter(score.is_not_null()).group_by(*partition, (score + 0.0).alias(_TIED_SCORE))
+    retrieved = lf.filter(score.is_not_null())
+    # First the lists with any tie (one small aggregation each): the (list, score) groups of
+    # the others would fill a hash table of about one group per row (+124 MB against +72 MB
+    # at 1M rows with 37% of the lists tied, for the same time).
+    tied = retrieved.group_by(partition).agg(((score + 0.0).n_unique() < pl.len()).alias(_MIXED))
+    rows = retrieved.join(
+        tied.filter(pl.col(_MIXED)).select(partition), on=partition, how="semi", nulls_equal=True
+    )
+    groups = rows.group_by(*partition, (score + 0.0).alias(_TIED_SCORE))
     mixed = groups.agg((preference.min() < preference.max()).alias(_MIXED))
     return mixed.filter(pl.col(_MIXED)).select(partition).unique()
 
