@@ -22,7 +22,10 @@ class CheckResult:
     ``delta`` (paired, over the queries both have), ``ci_low``/``ci_high`` (its interval;
     for a geometric mean, the interval of the candidate/baseline ratio, ``interval_scale``
     ``"ratio"``), ``p_value``, ``p_adjusted``, ``significant``, ``wins``/``ties``/``losses``,
-    ``queries``, ``verdict`` (``"pass"``/``"fail"``) and ``reasons``.
+    ``queries``, ``verdict`` (``"pass"``/``"fail"``) and ``reasons``; ``tie_range`` (how far
+    the order of tied scores can move Δ, from the sides that are logs; null for per-query
+    tables) and ``tie_flip`` (Δ's sign or significance could change within it), which
+    :attr:`notes` turns into sentences: notes, not failures.
     """
 
     passed: bool
