@@ -421,6 +421,22 @@ def tie_notes(rows: pl.DataFrame, *, system: str | None = "system") -> list[str]
     return notes
 
 
+def warn_about_flips(compared: pl.DataFrame) -> None:
+    """A :class:`TieWarning` at the user's line when a comparison could flip with tie order."""
+    notes = tie_notes(compared)
+    if notes:
+        more = f" (and {len(notes) - 3} more)" if len(notes) > 3 else ""
+        filename, lineno, module_globals = user_site()
+        warnings.warn_explicit(
+            "; ".join(notes[:3]) + more,
+            TieWarning,
+            filename,
+            lineno,
+            module=module_globals.get("__name__", "__main__"),
+            registry=module_globals.setdefault("__warningregistry__", {}),
+        )
+
+
 def tie_caption(compared: pl.DataFrame) -> str:
     """The report's sentence on the comparisons a tie order could flip ("" when none).
 

@@ -368,3 +368,13 @@ def test_check_notes_where_the_tie_order_could_flip_a_verdict() -> None:
     same = rke.check(table, table, fail_if="mrr < -1")
     assert same.table["tie_range"].to_list() == [None]
     assert same.notes == []
+
+
+def test_compare_warns_where_a_verdict_could_flip() -> None:
+    log = _small_tied_log()
+    with pytest.warns(rke.TieWarning, match=r"tie order: mrr \(mixed\)") as record:
+        rke.compare(log, ["mrr"], by="system", baseline="none")
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rke.TieWarning)
+        rke.compare(log.filter(pl.col("system") != "mixed"), ["mrr"], by="system")

@@ -102,7 +102,7 @@ from polars_rankeval.evaluate import evaluate
 from polars_rankeval.meaning import Directions, LowerIsBetter
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.registry import MetricRequest, resolve_metrics
-from polars_rankeval.ties import split_tie_ranges, with_tie_flags
+from polars_rankeval.ties import split_tie_ranges, warn_about_flips, with_tie_flags
 
 CorrectionScope = Literal["all", "metric"]
 
@@ -519,4 +519,6 @@ def compare(
     per_query, ranges = split_tie_ranges(per_query, [*segments, *keys, query])
     checked = _Checked(keys, query, labels, known=known, direction=direction)
     compared = _compare(per_query, checked, within, baseline, plan, correction, correction_scope)
-    return with_tie_flags(compared, ranges, keys=keys, segments=segments, query=query)
+    compared = with_tie_flags(compared, ranges, keys=keys, segments=segments, query=query)
+    warn_about_flips(compared)  # where the tie order could flip a verdict (D9)
+    return compared
