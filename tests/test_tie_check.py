@@ -10,6 +10,7 @@ import itertools
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -17,6 +18,7 @@ from polars.io.plugins import register_io_source
 
 import polars_rankeval as rke
 from polars_rankeval._columns import make_columns
+from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.ties import mixed_lists
 
@@ -378,3 +380,18 @@ def test_compare_warns_where_a_verdict_could_flip() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", rke.TieWarning)
         rke.compare(log.filter(pl.col("system") != "mixed"), ["mrr"], by="system")
+
+
+def test_cli_tie_report_reads_the_cutoff_of_trec_spellings(tmp_path: Path) -> None:
+    log = _tail_tied_log()
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    out = tmp_path / "ties.csv"
+    arguments = [str(path), "--by", "system", "-m", "P_10,ndcg_cut_10,P_5", "--tie-report"]
+    assert cli_main([*arguments, "-o", str(out)]) == 0
+    printed = pl.read_csv(out)
+    for metric, k in (("P_10", 10), ("ndcg_cut_10", 10), ("P_5", 5)):
+        expected = _brute_tied_share(log, k)
+        rows = printed.filter(pl.col("metric") == metric)
+        for system, share in rows.select("system", "tied_share").iter_rows():
+            assert share == pytest.approx(expected[system], abs=1e-12), (metric, system)
