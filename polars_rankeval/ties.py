@@ -356,10 +356,11 @@ def with_tie_flags(
     ``n_queries``; 0 without mixed ties, null for a metric the bounds do not cover (or no
     log). ``tie_flip``: within that range Δ could change sign (``|Δ| <= tie_range``) or the
     interval could reach or leave 0 (its nearer end within ``tie_range`` of 0), so the
-    verdict could change with the tie order; evaluate the run with ``ties="expected"``, or
-    break the ties in the scores, before trusting it. (A shift of every query's difference
-    by ``tie_range`` moves a paired interval by as much; reordering also changes its
-    spread, so the flag is a warning sign, not a proof.)
+    verdict could change with the tie order (not where every paired query has equal values:
+    the same ranking on both sides, whose ties break alike); evaluate the run with
+    ``ties="expected"``, or break the ties in the scores, before trusting it. (A shift of
+    every query's difference by ``tie_range`` moves a paired interval by as much; reordering
+    also changes its spread, so the flag is a warning sign, not a proof.)
     """
     segments = list(segments)
     pair = [*segments, "metric", "baseline", "system"]
@@ -391,9 +392,16 @@ def with_tie_flags(
     n = pl.col("n_queries").cast(pl.Float64)
     tie_range = pl.when(n > 0).then(pl.col("__moved") / n)
     nearer = pl.min_horizontal(pl.col("ci_low").abs(), pl.col("ci_high").abs())
-    flip = (pl.col("tie_range") > 0) & (
-        (pl.col("delta").abs() <= pl.col("tie_range"))
-        | (nearer <= pl.col("tie_range")).fill_null(value=False)
+    # Every paired query equal (no win, no loss): the same ranking on both sides (a run gated
+    # against itself), whose ties break alike; nothing to flip.
+    differ = (pl.col("wins") + pl.col("losses")) > 0
+    flip = (
+        (pl.col("tie_range") > 0)
+        & differ
+        & (
+            (pl.col("delta").abs() <= pl.col("tie_range"))
+            | (nearer <= pl.col("tie_range")).fill_null(value=False)
+        )
     )
     return (
         flagged.with_columns(tie_range.alias("tie_range"))

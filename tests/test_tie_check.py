@@ -335,7 +335,9 @@ def test_compare_gives_each_delta_its_tie_range() -> None:
             moved = expected[(row["system"], metric)] + expected[(baseline, metric)]
             assert row["tie_range"] == pytest.approx(moved, abs=1e-12), row
             nearer = min(abs(row["ci_low"]), abs(row["ci_high"]))
-            assert row["tie_flip"] == (moved > 0 and min(abs(row["delta"]), nearer) <= moved)
+            reach = min(abs(row["delta"]), nearer) <= moved
+            differ = row["wins"] + row["losses"] > 0
+            assert row["tie_flip"] == (moved > 0 and differ and reach)
     out = rke.compare(log, ["p@3", "mrr", "gm_map"], by="system", baseline="none")
     mixed = out.filter((pl.col("system") == "mixed") & (pl.col("metric") == "mrr"))
     assert mixed["tie_flip"].item() is True
@@ -395,3 +397,13 @@ def test_cli_tie_report_reads_the_cutoff_of_trec_spellings(tmp_path: Path) -> No
         rows = printed.filter(pl.col("metric") == metric)
         for system, share in rows.select("system", "tied_share").iter_rows():
             assert share == pytest.approx(expected[system], abs=1e-12), (metric, system)
+
+
+def test_a_run_gated_against_itself_gets_no_tie_note() -> None:
+    """Both sides rank alike and break their ties alike: no comparison can flip."""
+    run = _small_tied_log().filter(pl.col("system") == "mixed").drop("system")
+    result = rke.check(run, run, ["mrr", "p@3"], fail_if="mrr < -0.01")
+    assert result.passed
+    assert result.table["tie_range"].to_list()[0] > 0
+    assert result.notes == []
+    assert not result.table["tie_flip"].any()
