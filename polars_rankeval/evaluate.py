@@ -39,6 +39,7 @@ from polars_rankeval._summary import (
     summary,
     warn_dropped,
 )
+from polars_rankeval._warn import user_site
 from polars_rankeval.context import (
     Ties,
 )
@@ -58,7 +59,6 @@ from polars_rankeval.ties import (
     range_sums,
     tie_ranges,
     tie_sensitive,
-    user_site,
     warn_about_ties,
     warn_if_ties_move_means,
     with_tie_ranges,
@@ -361,7 +361,7 @@ def _tie_check(
 ) -> tuple[float | None, bool, bool, tuple[str, int, dict[str, Any]]]:
     """The tie check's settings: ``tie_warning=``, ranges wanted, after the metrics, user's line.
 
-    The user's line is :func:`~polars_rankeval.ties.user_site`'s. The ranges are computed to
+    The user's line is :func:`~polars_rankeval._warn.user_site`'s. The ranges are computed to
     warn (not for the internal raw plan, ``_hidden``) or for a caller that reports them
     (``_tie_ranges``), when some metric's trec-rule mean can move; after the metrics for an
     in-memory frame evaluated in one pass.

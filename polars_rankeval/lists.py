@@ -8,12 +8,12 @@ held-out items as another list (``relevant``) or labels parallel to the recommen
 
 from __future__ import annotations
 
-import warnings
 from typing import TypeVar
 
 import polars as pl
 
 from polars_rankeval._columns import Columns
+from polars_rankeval._warn import user_site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -82,9 +82,6 @@ def _warn_empty_lists(query: str, recommended: str, judged: str | None) -> pl.Ex
     no row at all: said, not silent. Every user's row is read at once (one warning, one count).
     """
     # the user's line, read now: the lists are read later, in a Polars thread
-    # imported here: ties imports the engine, which imports this module
-    from polars_rankeval.ties import user_site
-
     site = user_site()
     shown = [pl.col(query).alias("q"), pl.col(recommended).list.len().fill_null(0).alias("n")]
     if judged is not None:
@@ -108,17 +105,12 @@ def _warn_empty_lists(query: str, recommended: str, judged: str | None) -> pl.Ex
                 )
                 if judged_only < empty.height:
                     fate += "; the others have no row at all"
-            filename, lineno, module_globals = site
-            warnings.warn_explicit(
+            warn_at(
                 f"{empty.height} of {frame.height} user(s) in {query!r} have an empty (or "
                 f"null) {recommended!r} list, e.g. {query} {example}{more}: {fate}. Filter them "
                 "out, or pass warn_empty=False to from_lists, if that is intended",
                 QueryCoverageWarning,
-                filename,
-                lineno,
-                module=module_globals.get("__name__", "__main__"),
-                registry=module_globals.setdefault("__warningregistry__", {}),
-                module_globals=module_globals,
+                site,
             )
         return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
 

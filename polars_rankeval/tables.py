@@ -21,7 +21,6 @@ the log before ranking, once per distinct input however many metrics read it.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._columns import Columns, as_polars
+from polars_rankeval._warn import user_site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -223,23 +223,12 @@ def warn_rows(
     every row is read in one call, so there is one warning; it points at the user's line,
     taken now (the frame may be read later, in a Polars thread).
     """
-    # imported here: ties imports the engine, which imports this module
-    from polars_rankeval.ties import user_site
-
-    filename, lineno, module_globals = user_site()
+    site = user_site()
 
     def check(packed: pl.Series) -> pl.Series:
         rows = packed.struct.unnest().filter(pl.col(_BAD))
         if rows.height:
-            warnings.warn_explicit(
-                message(rows.drop(_BAD)),
-                category,
-                filename,
-                lineno,
-                module=module_globals.get("__name__", "__main__"),
-                registry=module_globals.setdefault("__warningregistry__", {}),
-                module_globals=module_globals,
-            )
+            warn_at(message(rows.drop(_BAD)), category, site)
         return pl.Series(packed.name, [True] * len(packed), dtype=pl.Boolean)
 
     # not elementwise: one call over every row, so one warning with every flagged row
@@ -342,10 +331,7 @@ def warn_unused_tables(named: Iterable[tuple[str, Sequence[str]]], tables: Table
     unused = [name for name, passed in given.items() if passed and name not in needed]
     if not unused:
         return
-    # imported here: ties imports the engine, which imports this module
-    from polars_rankeval.ties import user_site
-
-    filename, lineno, module_globals = user_site()
+    site = user_site()
     labels = [label for label, _ in pairs]
     for name in unused:
         hint = ""
@@ -360,15 +346,11 @@ def warn_unused_tables(named: Iterable[tuple[str, Sequence[str]]], tables: Table
                     f"; {other[0]!r} measures similarity by train co-occurrence (the "
                     "default of convention='recommenders'): similarity=features reads items="
                 )
-        warnings.warn_explicit(
+        warn_at(
             f"option {name}= is not read by any metric asked ({', '.join(labels[:6])}"
             f"{', ...' if len(labels) > 6 else ''}){hint}",
             UnusedTableWarning,
-            filename,
-            lineno,
-            module=module_globals.get("__name__", "__main__"),
-            registry=module_globals.setdefault("__warningregistry__", {}),
-            module_globals=module_globals,
+            site,
         )
 
 

@@ -16,10 +16,7 @@ than ``tie_warning``; it evaluates the bounds only on the lists that have ties.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,6 +25,7 @@ import polars as pl
 
 from polars_rankeval._plan import per_query_plan
 from polars_rankeval._settings import Settings, settings_for
+from polars_rankeval._warn import Site, user_site, warn_at
 from polars_rankeval.context import RankingContext, bound_preference
 from polars_rankeval.errors import InvalidOptionError, TieWarning
 from polars_rankeval.metrics._base import Metric, Partials, check_tie_bound
@@ -231,30 +229,12 @@ def tie_ranges(per_query: pl.DataFrame, by: Sequence[str], *, summed: bool = Fal
     return moved.sort(by, nulls_last=True) if by else moved
 
 
-def user_site() -> tuple[str, int, dict[str, Any]]:
-    """The first frame outside this package and Polars: the user's line (file, line, globals).
-
-    A LazyFrame's evaluation runs when it is collected, in a Polars thread whose stack does not
-    reach the user: evaluate records this site when it is called, and the warnings given at
-    collection point at it (the line that asked for the evaluation).
-    """
-    package = os.path.dirname(os.path.abspath(__file__))
-    library = os.path.dirname(os.path.abspath(pl.__file__))
-    frame = sys._getframe(1)
-    while frame.f_back is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith((package + os.sep, library + os.sep)):
-            break
-        frame = frame.f_back
-    return frame.f_code.co_filename, frame.f_lineno, frame.f_globals
-
-
 def warn_if_ties_move_means(
     moved: pl.DataFrame,
     by: Sequence[str],
     *,
     limit: float,
-    site: tuple[str, int, dict[str, Any]],
+    site: Site,
 ) -> None:
     """Warn once (a :class:`TieWarning`) if a tie order moves a mean by more than ``limit``.
 
@@ -276,17 +256,13 @@ def warn_if_ties_move_means(
     if not found:
         return
     shown = "; ".join(found[:6]) + (f"; and {len(found) - 6} more" if len(found) > 6 else "")
-    filename, lineno, module_globals = site
-    warnings.warn_explicit(
+    warn_at(
         f"tied scores: the order of tied rows can move {shown} (best minus worst tie "
         f"order, above tie_warning={limit:g}); rke.tie_report(...) (rank-eval --tie-report) "
         "shows the range, and "
         "ties='expected' gives the mean over all orders",
         TieWarning,
-        filename,
-        lineno,
-        module=module_globals.get("__name__", "__main__"),
-        registry=module_globals.setdefault("__warningregistry__", {}),
+        site,
     )
 
 
@@ -295,7 +271,7 @@ def warn_about_ties(
     by: Sequence[str],
     *,
     limit: float | None,
-    site: tuple[str, int, dict[str, Any]] | None = None,
+    site: Site | None = None,
 ) -> pl.DataFrame:
     """Evaluate's tie check over a per-query frame: warn if due, drop the tie-range columns.
 
@@ -434,15 +410,7 @@ def warn_about_flips(compared: pl.DataFrame) -> None:
     notes = tie_notes(compared)
     if notes:
         more = f" (and {len(notes) - 3} more)" if len(notes) > 3 else ""
-        filename, lineno, module_globals = user_site()
-        warnings.warn_explicit(
-            "; ".join(notes[:3]) + more,
-            TieWarning,
-            filename,
-            lineno,
-            module=module_globals.get("__name__", "__main__"),
-            registry=module_globals.setdefault("__warningregistry__", {}),
-        )
+        warn_at("; ".join(notes[:3]) + more, TieWarning)
 
 
 def tie_caption(compared: pl.DataFrame) -> str:
