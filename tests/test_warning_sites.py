@@ -35,5 +35,6 @@ def test_warnings_at_the_users_line_work_from_stdin() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
     assert "ImportError" not in done.stderr
-    for category, line in [("QueryCoverageWarning", 4), ("UnusedTableWarning", 5), ("TieWarning", 8)]:
+    expected = [("QueryCoverageWarning", 4), ("UnusedTableWarning", 5), ("TieWarning", 8)]
+    for category, line in expected:
         assert f"<stdin>:{line}: {category}" in done.stderr, done.stderr
