@@ -396,7 +396,11 @@ def tie_notes(rows: pl.DataFrame, *, system: str | None = "system") -> list[str]
         return []
     notes = []
     for row in rows.filter(pl.col("tie_flip").fill_null(value=False)).iter_rows(named=True):
-        who = f" ({row[system]})" if system is not None and row.get(system) is not None else ""
+        who = ""
+        if system is not None and row.get(system) is not None:
+            # several comparisons can share a system: name the pair
+            against = row.get("baseline")
+            who = f" ({row[system]} vs {against})" if against is not None else f" ({row[system]})"
         notes.append(
             f"tie order: {row['metric']}{who}: Δ {row['delta']:+.4f} can move by up to "
             f"{row['tie_range']:.4f} with the order of tied scores, which could change its "

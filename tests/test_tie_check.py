@@ -376,7 +376,7 @@ def test_check_notes_where_the_tie_order_could_flip_a_verdict() -> None:
 
 def test_compare_warns_where_a_verdict_could_flip() -> None:
     log = _small_tied_log()
-    with pytest.warns(rke.TieWarning, match=r"tie order: mrr \(mixed\)") as record:
+    with pytest.warns(rke.TieWarning, match=r"tie order: mrr \(mixed vs none\)") as record:
         rke.compare(log, ["mrr"], by="system", baseline="none")
     assert record[0].filename == __file__
     with warnings.catch_warnings():
