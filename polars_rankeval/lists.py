@@ -333,6 +333,20 @@ def maybe_from_lists(
         else None
     )
     scores = columns.score if columns.score in schema and _nested(schema[columns.score]) else None
+    flat = [
+        name
+        for name in (columns.score, columns.relevance)
+        if name in schema and name not in {relevant, scores}
+    ]
+    if flat:
+        # one row per (query, item) whose item id is a list: not list-shaped input
+        msg = (
+            f"column {columns.item!r} (option item=) holds lists ({schema[columns.item]}) while "
+            f"{flat} hold one value per row: item ids must be scalars (strings or integers). "
+            f"For one row per user with lists, make {flat} list columns too or use "
+            "rke.from_lists(...)"
+        )
+        raise ColumnTypeError(msg)
     converted = from_lists(
         lf,
         query=columns.query,

@@ -178,3 +178,13 @@ def test_command_line_lists_with_a_train_table(
     code = main(["compare", *arguments, "--by", "model", "--train", str(train_path)])
     assert code == 2  # one system: nothing to compare, said on one line
     assert "rank-eval: error:" in capsys.readouterr().err
+
+
+def test_a_long_log_with_list_valued_item_ids_is_refused_as_such() -> None:
+    # audit E24: rows of (query, item, score, relevance) whose item id is a list were taken for
+    # list-shaped input and refused with "already has a column 'score'"
+    log = pl.DataFrame(
+        {"query": ["q", "q"], "item": [[1], [2]], "score": [1.0, 2.0], "relevance": [1, 0]}
+    )
+    with pytest.raises(rke.ColumnTypeError, match=r"'item' \(option item=\) holds lists"):
+        rke.evaluate(log, ["map"])
