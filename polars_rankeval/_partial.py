@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from polars_rankeval._exact_sum import fixed_sum, settle
+from polars_rankeval._plan import own_lists
 from polars_rankeval.metrics._base import Metric, Summary
 from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 from polars_rankeval.tables import Tables
@@ -118,7 +119,10 @@ class PassSums:
         """Reduce one pass's per-query rows (finished, empty lists dropped) to its sums."""
         self.parts.append(partial_sums(per_query, self.resolved, self.by))
         if self.system_labels:
-            self.system_rows.append(per_query.select(*self.partition, *self.system_labels))
+            labels = self.system_labels
+            rows = per_query.select(*self.partition, *labels)
+            # only the lists some per-system metric evaluates (a mixed call has the others too)
+            self.system_rows.append(rows.filter(pl.any_horizontal(pl.col(labels).is_not_null())))
 
     def result(self, empty: pl.DataFrame, tables: Tables, schema: pl.Schema) -> pl.DataFrame:
         """The summary over every pass; ``empty`` is a per-query frame with no rows."""
@@ -131,7 +135,8 @@ class PassSums:
                 if metric.level != "system":
                     continue
                 assert metric.reduce is not None, f"per-system metric {label!r} has no reduce"
-                reduced = metric.reduce(rows.lazy(), self.by, label, tables).collect()
+                own = own_lists(rows.lazy(), label)  # not the other metrics' lists
+                reduced = metric.reduce(own, self.by, label, tables).collect()
                 if self.by:
                     result = result.join(reduced, on=self.by, how="left", nulls_equal=True)
                 else:  # one row each

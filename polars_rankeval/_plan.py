@@ -6,7 +6,7 @@ over the rows of its groups, Spark over each worker's rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,6 +58,16 @@ def _prepared(lf: pl.LazyFrame, columns: Columns, settings: Settings) -> pl.Lazy
     """
     lf = guard_labels(lf, columns)
     lf = resolve_duplicates(lf, columns, settings.duplicates)
+    if settings.unlabelled == "zero":
+        # Tools with no judgment concept (sklearn, torchmetrics): every scored row has a
+        # target, 0 when the log has none, so an all-unlabelled list is scored, not skipped.
+        label = pl.col(columns.relevance)
+        dtype = lf.collect_schema()[columns.relevance]
+        unlabelled = label.is_null() & pl.col(columns.score).is_not_null()
+        zero = pl.lit(0).cast(dtype)
+        lf = lf.with_columns(
+            pl.when(unlabelled).then(zero).otherwise(label).alias(columns.relevance)
+        )
     if settings.unretrieved == "drop":
         # Tools that only see the supplied (retrieved) rows: judged-but-unretrieved rows vanish.
         lf = lf.filter(pl.col(columns.score).is_not_null())
@@ -167,19 +177,15 @@ def _plan(
     built = metric_plan(ranked, pending, list(counts.values()))
     pending = built.pending
     grouped = built.frame.group_by(columns.partition).agg(**built.partials, **counts)
-    # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
-    # have judgments but no retrieved row.
-    evaluated = pl.col(_N_LABELLED) > 0
-    if settings.missing_queries == "skip":
-        evaluated = evaluated & (pl.col(_N_RETRIEVED) > 0)
-    if not reads_labels(resolved):
-        # Coverage, novelty, diversity ... need no judgment: every ranked list counts.
-        evaluated = pl.col(_N_RETRIEVED) > 0
+    own, evaluated = evaluated_lists(resolved, settings)
     valid = validity_mask(columns, settings.nan_scores, source, checked_in)
     checked = grouped.filter(valid & evaluated)
 
     def value(metric: Metric, ctx: RankingContext, prefix: str) -> pl.Expr:
-        return metric.value_for(ctx)(lambda key: pl.col(prefix + key))
+        computed = metric.value_for(ctx)(lambda key: pl.col(prefix + key))
+        mask = own(metric)
+        # a list that only the other kind of metric evaluates: null, left out of the summary
+        return computed if mask is None else pl.when(mask).then(computed)
 
     kept = [HAS_RELEVANT] if settings.empty_queries == "drop" else []
     frame = checked.select(
@@ -188,6 +194,35 @@ def _plan(
         *kept,
     )
     return frame.sort(columns.partition)
+
+
+def evaluated_lists(
+    resolved: Sequence[tuple[str, Metric]], settings: Settings
+) -> tuple[Callable[[Metric], pl.Expr | None], pl.Expr]:
+    """Which lists each metric evaluates, and the lists the plan keeps (any metric's).
+
+    Each metric is computed over the lists its own rule selects, whatever else is in the call,
+    so a metric alone and in a mixed call give the same values:
+
+    * a metric that reads labels, trec_eval's rule: the lists with judgments, and (unless
+      ``missing_queries="zero"``) with a retrieved row;
+    * a label-free metric (coverage, novelty, diversity ...): every list with a retrieved row,
+      as the recommender tools compute them over every recommended user.
+
+    Returns the mask of a metric's own lists (None where it is every kept list) and the kept
+    lists: those some metric evaluates (the others leave their values null there).
+    """
+    # trec_eval evaluates a query only if it has judgments; without -c it skips queries that
+    # have judgments but no retrieved row.
+    labelled = pl.col(_N_LABELLED) > 0
+    if settings.missing_queries == "skip":
+        labelled = labelled & (pl.col(_N_RETRIEVED) > 0)
+    # Coverage, novelty, diversity ... need no judgment: every ranked list counts.
+    ranked = pl.col(_N_RETRIEVED) > 0
+    kinds = {metric.reads_labels for _, metric in resolved}
+    if kinds != {True, False}:
+        return (lambda metric: None), (labelled if True in kinds else ranked)
+    return (lambda metric: labelled if metric.reads_labels else ranked), labelled | ranked
 
 
 def _per_level_plans(
@@ -202,9 +237,13 @@ def _per_level_plans(
 ) -> pl.LazyFrame:
     """Metrics with their own relevance level (``rel=``) or ``judged_only``: one plan each.
 
-    The evaluated lists do not depend on the level (they have judgments, and retrieved rows
-    unless ``missing_queries="zero"``), so every plan has the same rows. The hidden flags
-    (``empty_queries="drop"``, ties) come from the evaluation's own level, or the first.
+    The lists a label-reading metric evaluates do not depend on the level (they have
+    judgments, and retrieved rows unless ``missing_queries="zero"``); ``judged_only`` plans
+    may lose lists, and the label-free metrics (in the evaluation's own level's plan) add the
+    ranked lists without judgments, so the plans are joined on every list of any of them
+    (null where a plan does not evaluate it). With ``empty_queries="drop"`` each plan's
+    values are null on its lists with nothing relevant at its level, and the hidden flag
+    keeps a list that some level has something relevant in.
     """
     groups: dict[tuple[int, bool], list[tuple[str, Metric]]] = {}
     for label, metric in resolved:
@@ -215,29 +254,38 @@ def _per_level_plans(
     first = base if base in groups else next(iter(groups))
     order = [first, *(key for key in groups if key != first)]
     plans = []
+    flags: list[str] = []
     for index, (level, judged_only) in enumerate(order):
         own = replace(settings, relevance_level=level)
-        if index:  # hidden flags once
-            own = replace(own, empty_queries="zero")
         rows = lf
         if judged_only:  # trec_eval -J: unjudged retrieved rows leave before ranking
             rows = lf.filter(judged_only_rows(columns.score, columns.relevance))
-        plans.append(
-            _plan(
-                rows,
-                columns,
-                groups[(level, judged_only)],
-                own,
-                source=source,
-                checked_in=checked_in,
-                tables=tables,
-            )
+        plan = _plan(
+            rows,
+            columns,
+            groups[(level, judged_only)],
+            own,
+            source=source,
+            checked_in=checked_in,
+            tables=tables,
         )
+        if settings.empty_queries == "drop":
+            # each metric leaves out the lists with nothing relevant at its own level, as
+            # alone: its values are null there, and a list goes when every level leaves it
+            flags.append(f"{HAS_RELEVANT}:{index}")
+            own_labels = [label for label, _ in groups[(level, judged_only)]]
+            plan = plan.with_columns(
+                pl.when(pl.col(HAS_RELEVANT)).then(pl.col(label)).alias(label)
+                for label in own_labels
+            ).rename({HAS_RELEVANT: flags[-1]})
+        plans.append(plan)
     joined = plans[0]
     for plan in plans[1:]:
-        joined = joined.join(plan, on=columns.partition, how="left", nulls_equal=True)
+        joined = joined.join(
+            plan, on=columns.partition, how="full", coalesce=True, nulls_equal=True
+        )
     labels = [label for label, _ in resolved]
-    hidden = [name for name in plans[0].collect_schema().names() if name == HAS_RELEVANT]
+    hidden = [pl.any_horizontal(flags).fill_null(False).alias(HAS_RELEVANT)] if flags else []
     return joined.select(*columns.partition, *labels, *hidden).sort(columns.partition)
 
 
@@ -263,9 +311,21 @@ def finish_all(
     result = frame.drop([label for label, _ in finishing])
     for label, metric in finishing:
         assert metric.finish is not None
-        done = metric.finish(frame.select(*partition, label), partition, label, tables)
+        done = metric.finish(own_lists(frame, label, partition), partition, label, tables)
         result = result.join(done, on=partition, how="left", nulls_equal=True)
     return result.select(order).sort(partition)  # the joins do not keep the rows' order
+
+
+def own_lists(frame: pl.LazyFrame, label: str, keys: Sequence[str] | None = None) -> pl.LazyFrame:
+    """The rows of the lists a metric evaluates (its value is not null): ``keys`` and its value.
+
+    A mixed call keeps a row for every list any metric evaluates, with null for a metric that
+    does not evaluate it (:func:`evaluated_lists`); a finishing step or a per-system
+    ``reduce`` reads only the metric's own lists, as when it is alone.
+    """
+    if keys is not None:
+        frame = frame.select(*keys, label)
+    return frame.filter(pl.col(label).is_not_null())
 
 
 def reads_labels(resolved: Sequence[tuple[str, Metric]]) -> bool:

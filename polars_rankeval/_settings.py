@@ -31,6 +31,7 @@ from polars_rankeval.validation import (
 
 MissingQueries = Literal["skip", "zero"]
 EmptyQueries = Literal["zero", "drop"]
+Unlabelled = Literal["unjudged", "zero"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class Settings:
     duplicates: Duplicates
     nan_scores: NanScores
     empty_queries: EmptyQueries = "zero"
+    # Preset-only (no keyword): "zero" for tools with no judgment concept (sklearn,
+    # torchmetrics), whose every supplied row has a target, 0 when absent; "unjudged": trec_eval's
+    # unjudged row, which leaves a list without judgments unevaluated.
+    unlabelled: Unlabelled = "unjudged"
 
 
 _TREC_SETTINGS: dict[str, Any] = {
@@ -56,6 +61,7 @@ _TREC_SETTINGS: dict[str, Any] = {
     "duplicates": "error",
     "nan_scores": "error",
     "empty_queries": "zero",
+    "unlabelled": "unjudged",
 }
 
 
@@ -90,6 +96,7 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
         "duplicates": ["error", "first", "last", "max_score"],
         "nan_scores": ["error", "last"],
         "empty_queries": ["zero", "drop"],
+        "unlabelled": ["unjudged", "zero"],
     }
     for key, allowed in choices.items():
         chosen[key] = check_choice(key, chosen[key], allowed)
@@ -102,4 +109,5 @@ def resolve_settings(convention: Convention, explicit: dict[str, Any]) -> Settin
         duplicates=chosen["duplicates"],
         nan_scores=chosen["nan_scores"],
         empty_queries=chosen["empty_queries"],
+        unlabelled=chosen["unlabelled"],
     )

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_rankeval._plan import HAS_RELEVANT
+from polars_rankeval._plan import HAS_RELEVANT, own_lists
 from polars_rankeval.errors import EmptyQueriesWarning, PerSystemMetricWarning
 from polars_rankeval.meaning import summary_expr
 from polars_rankeval.metrics._base import Metric
@@ -86,7 +86,8 @@ def summary(
         if metric.level != "system":
             continue
         assert metric.reduce is not None, f"per-system metric {label!r} has no reduce"
-        reduced = metric.reduce(per_query, list(by), label, tables)
+        # its own lists: a mixed call's rows include lists it does not evaluate (null)
+        reduced = metric.reduce(own_lists(per_query, label), list(by), label, tables)
         if result is None:
             result = reduced
         elif not by:

@@ -103,6 +103,13 @@ class Convention:
         return replace(self, metric_defaults=defaults)
 
 
+# sklearn's y_true and torchmetrics' target give every supplied (scored) row a target and
+# nothing else exists: no judgment concept. A scored row without a label (a log joined by hand
+# from a rating table leaves the recommended items outside it null) is a 0 target, so a list
+# whose rows are all unlabelled is scored (0), as the tools score it, not skipped as
+# trec_eval skips a query without judgments.
+_EVERY_ROW_A_TARGET: Mapping[str, Any] = {"unretrieved": "drop", "unlabelled": "zero"}
+
 CONVENTIONS: dict[str, Convention] = {
     "trec_eval": Convention("trec_eval"),
     # sklearn.metrics.ndcg_score / dcg_score: each row of y_true/y_score is one query and only
@@ -111,7 +118,7 @@ CONVENTIONS: dict[str, Convention] = {
         "sklearn",
         families=frozenset({"ndcg", "dcg"}),
         metric_defaults={"ndcg": {"ties": "expected"}, "dcg": {"ties": "expected"}},
-        settings={"unretrieved": "drop"},
+        settings=_EVERY_ROW_A_TARGET,
     ),
     # ranx: labels below rel_lvl give no gain in (n)DCG; RBP uses raw labels; negative labels
     # are judged non-relevant (bpref); Qrels-only queries score 0 with make_comparable.
@@ -147,7 +154,7 @@ CONVENTIONS: dict[str, Convention] = {
             "recall": {"nonpositive_scores": "nonrelevant"},
             "mrr": {"nonpositive_scores": "nonrelevant"},
         },
-        settings={"unretrieved": "drop"},
+        settings=_EVERY_ROW_A_TARGET,
     ),
     # Spark mllib RankingMetrics: the ground-truth array is the relevant set; graded NDCG uses
     # 2^rel - 1; meanAveragePrecisionAt(k) divides by min(R, k). Relevant = in the ground truth

@@ -260,8 +260,11 @@ def test_tie_warning_once_in_passes(generated) -> None:
 
 def test_nothing_evaluated_warns_once_and_gives_the_one_pass_row(generated) -> None:
     log, _, _ = generated
+    # no judgment (map, num_q) and no retrieved row (coverage, label-free, evaluates every
+    # ranked list: a judged-free log alone would still give it lists)
     unjudged = log.filter(pl.col("system") == "a").with_columns(
-        pl.lit(None, dtype=pl.Int64).alias("relevance")
+        pl.lit(None, dtype=pl.Int64).alias("relevance"),
+        pl.lit(None, dtype=log.schema["score"]).alias("score"),
     )
     metrics = ["map", "num_q", "coverage@5"]
     with pytest.warns(rke.EmptyEvaluationWarning):
@@ -290,8 +293,10 @@ def test_passes_keep_one_row_per_system_not_per_query(generated, monkeypatch) ->
     assert kept[5] == 0
     kept.clear()
     rke.evaluate(log.lazy(), ["map", "coverage@5"], by="system", n_buckets=5, catalog=30).collect()
-    # coverage's reduce reads its per-query values: those rows (and only those) are kept
-    evaluated = rke.evaluate(log, ["map"], by="system", per_query=True).height
+    # coverage's reduce reads its per-query values: those rows (and only those) are kept,
+    # one per ranked list (coverage, label-free, evaluates every list with a retrieved row)
+    ranked = log.filter(pl.col("score").is_not_null())
+    evaluated = ranked.select("system", "query").unique().height
     assert kept[5] == evaluated
 
 

@@ -375,17 +375,13 @@ SHAPES: dict[str, tuple[Callable[[], pl.DataFrame], bool]] = {
     "convention", ["spark", "recommenders", "ranx", "gdeval", "sklearn", "torchmetrics"]
 )
 def test_accuracy_presets_give_their_tool_on_both_log_shapes(
-    convention: str, shape: str, lazy: bool, request: pytest.FixtureRequest
+    convention: str, shape: str, lazy: bool
 ) -> None:
     make, graded = SHAPES[shape]
     truth = _truth(graded)
-    if convention in ("sklearn", "torchmetrics") and shape == "joined":
-        # Known seam, left to the engine's owner: under these presets only the supplied
-        # (recommended) rows exist and the tools give each a target (0 outside the ground
-        # truth), but a user whose recommended rows are all unlabelled (user 3) has no judged
-        # row and is skipped, where the tools average in its 0. strict: a fix shows up here.
-        reason = "an all-unlabelled list is skipped under unretrieved='drop' presets"
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    # sklearn and torchmetrics give every supplied row a target (0 outside the ground truth):
+    # on the joined log user 3's recommended rows are all unlabelled, and the tools average in
+    # its 0 (the presets' unlabelled="zero": no judgment concept).
     expected: dict[str, float] = {
         "spark": lambda: spark(truth),
         "recommenders": lambda: recommenders(truth),
