@@ -16,7 +16,10 @@ plain-Python computation over the ranked lists, never from this library.
 from __future__ import annotations
 
 import math
+import os
 import random
+import shutil
+import sys
 import warnings
 from typing import Any
 
@@ -229,3 +232,44 @@ def test_compare_pairs_each_metric_on_its_own_lists() -> None:
         for metric in ("novelty@3", "ndcg@3"):
             alone = rke.compare(LOG, [metric], correction=None, **keywords)
             assert_frame_equal(mixed.filter(pl.col("metric") == metric), alone)
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+def test_spark_gives_the_local_mixed_call() -> None:
+    """Spark's plain-aggregation route (no finishing step): the per-query nulls and means."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs a Java runtime: no `java` on the PATH")
+    from pyspark.sql import SparkSession
+
+    from polars_rankeval import spark as rke_spark
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("polars-rankeval-mixed")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .getOrCreate()
+    )
+    metrics = ["novelty@3", "arp@3", "ndcg@3", "num_q"]
+    keywords: dict[str, Any] = {"query": "user", "by": "system", "train": TRAIN}
+    try:
+        sdf = session.createDataFrame(LOG.to_arrow())
+        for per_query in (True, False):
+            got = rke_spark.evaluate(sdf, metrics, per_query=per_query, **keywords)
+            arrow = pl.from_arrow(got.toArrow())
+            assert isinstance(arrow, pl.DataFrame)
+            remote = arrow.sort("system", *(["user"] if per_query else []))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ties
+                local = rke.evaluate(LOG, metrics, per_query=per_query, **keywords)
+            assert_frame_equal(remote, local, check_exact=False, rel_tol=1e-12, check_dtypes=False)
+            if per_query:  # the unlabelled users' lists: novelty's, not ndcg's
+                unlabelled = remote.filter(pl.col("user").is_in(list(UNLABELLED_USERS)))
+                assert unlabelled.height == 2 * len(UNLABELLED_USERS)
+                assert unlabelled["ndcg@3"].null_count() == unlabelled.height
+    finally:
+        session.stop()
