@@ -116,6 +116,11 @@ def evaluate(
         named exactly as given.
     per_query
         Return one row per evaluated query (with the ``by`` keys) instead of the means.
+        Each metric evaluates its own queries, whatever else is asked: those with judgments
+        (and a retrieved row, unless ``missing_queries="zero"``) for a metric that reads
+        labels, every query with a retrieved row for a label-free one (coverage, novelty,
+        diversity ...); a query only some metrics evaluate has null in the others' columns,
+        and each mean is over the metric's own queries.
     by
         Columns whose values split the table into separate runs, e.g. ``"model"``.
     relevance_level

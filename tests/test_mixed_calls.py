@@ -273,3 +273,15 @@ def test_spark_gives_the_local_mixed_call() -> None:
                 assert unlabelled["ndcg@3"].null_count() == unlabelled.height
     finally:
         session.stop()
+
+
+@pytest.mark.parametrize("keywords", CALLS)
+def test_label_free_beside_metrics_of_other_levels_only(keywords: dict[str, Any]) -> None:
+    """The evaluation's own level holds only label-free metrics: the levels' plans still
+    join on every list of any of them (the judged lists without a retrieved row too)."""
+    metrics = ["novelty@3", "p@3(rel=2)", "map(judged_only=True)"]
+    mixed = _run(metrics, "frame", per_query=True, **keywords)
+    for metric in metrics:
+        alone = _run([metric], "frame", per_query=True, **keywords)
+        own = mixed.filter(pl.col(metric).is_not_null()).select("system", "user", metric)
+        assert_frame_equal(own, alone.drop_nulls(metric), check_exact=False, rel_tol=1e-12)
