@@ -100,14 +100,18 @@ def test_brute_force_per_system(k: int) -> None:
 
 
 def test_beside_a_label_metric_the_same_queries_count() -> None:
-    # With ndcg in the same call, only lists with a judgment are evaluated (trec_eval's rule),
-    # and the per-system metrics count those lists too: every column covers one query set.
+    # Each metric counts its own lists whatever else is asked: ndcg the lists with a judgment
+    # (trec_eval's rule), the per-system metrics every ranked list, as alone (and as the
+    # recommender tools, over every recommended user).
     log, _train = generated(seed=9)
     judged = log.filter(pl.col("relevance").is_not_null().any().over("system", "query"))
     assert judged.height < log.height
     mixed = rke.evaluate(log, ["ndcg@5", "coverage@3", "gini@3"], by="system", catalog=50)
-    alone = rke.evaluate(judged, ["coverage@3", "gini@3"], by="system", catalog=50)
+    alone = rke.evaluate(log, ["coverage@3", "gini@3"], by="system", catalog=50)
     assert_frame_equal(mixed.drop("ndcg@5"), alone)
+    # (the lists without a judgment change them: not the judged lists' values)
+    assert not alone.equals(rke.evaluate(judged, ["coverage@3", "gini@3"], by="system", catalog=50))
+    assert_frame_equal(mixed.select("system", "ndcg@5"), rke.evaluate(log, ["ndcg@5"], by="system"))
 
 
 def test_per_system_metrics_are_declared_and_refused_where_they_mean_nothing() -> None:

@@ -219,14 +219,17 @@ def test_label_free_metrics_evaluate_every_list_and_need_no_relevance_column() -
     unlabelled = LOG.drop("relevance")
     out = rke.evaluate(unlabelled, [mean_train_users(2)], by="system", train=TRAIN)
     assert out["mean_train_users@2"].to_list() == [1.75, 2.5]
-    # With a label-reading metric the trec rule applies: a list without judgments is skipped.
+    # Beside a label-reading metric each keeps its own rule: p@2 (trec's) skips a list without
+    # judgments (null there), the label-free metric still evaluates it, as alone.
     log = LOG.with_columns(
         pl.when(pl.col("query") == 2).then(None).otherwise(pl.col("relevance")).alias("relevance")
     )
     both = rke.evaluate(log, ["p@2", mean_train_users(2)], by="system", train=TRAIN, per_query=True)
-    assert both["query"].to_list() == [1, 1]
+    assert both["query"].to_list() == [1, 2, 1, 2]
+    assert both["p@2"].is_null().to_list() == [False, True, False, True]
     alone = rke.evaluate(log, [mean_train_users(2)], by="system", train=TRAIN, per_query=True)
     assert alone["query"].to_list() == [1, 2, 1, 2]
+    assert_frame_equal(both.drop("p@2"), alone)
 
 
 def test_empty_queries_drop_counts_what_it_drops() -> None:
