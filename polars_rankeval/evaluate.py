@@ -325,7 +325,7 @@ def evaluate(
             with cleanup_on_sigterm():
                 per_query_frame = plan.collect(engine=engine)
         if passes == 1:  # the passes path has warned already
-            warn_if_empty(per_query_frame, lf, columns)
+            warn_if_empty(per_query_frame, lf, columns, [label for label, _ in resolved])
         if per_query and _hidden:
             return per_query_frame
         return finished(per_query_frame, stacklevel=3)

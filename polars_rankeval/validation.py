@@ -8,12 +8,13 @@ at ``collect()``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._columns import Columns
+from polars_rankeval._warn import warn_at
 from polars_rankeval.errors import (
     ColumnValueError,
     DuplicateItemError,
@@ -338,9 +339,31 @@ def validity_mask(
     return pl.struct(fields).map_batches(check, return_dtype=pl.Boolean, is_elementwise=True)
 
 
-def warn_if_empty(result: pl.DataFrame, lf: pl.LazyFrame, columns: Columns) -> None:
-    """Warn, saying why, when no query was evaluated (only called on an empty result)."""
+def warn_if_empty(
+    result: pl.DataFrame,
+    lf: pl.LazyFrame,
+    columns: Columns,
+    metrics: Sequence[str] = (),
+) -> None:
+    """Warn, saying why, when no query was evaluated, or when some of ``metrics`` evaluated none.
+
+    Each metric is evaluated over its own lists (label-free metrics over every ranked list), so
+    a call can have rows while a label-reading metric evaluated nothing: its values are null,
+    and that is said rather than left to be found.
+    """
     if result.height:
+        idle = [
+            name
+            for name in metrics
+            if name in result.columns and result[name].null_count() == result.height
+        ]
+        if idle:
+            warn_at(
+                f"{idle} evaluated no query (no ranked list has both a judged row and a "
+                f"retrieved row for them); their values are null, while the other metrics "
+                f"cover {result.height} list(s)",
+                EmptyEvaluationWarning,
+            )
         return
     counts = lf.select(
         pl.len().alias("rows"),

@@ -285,3 +285,22 @@ def test_label_free_beside_metrics_of_other_levels_only(keywords: dict[str, Any]
         alone = _run([metric], "frame", per_query=True, **keywords)
         own = mixed.filter(pl.col(metric).is_not_null()).select("system", "user", metric)
         assert_frame_equal(own, alone.drop_nulls(metric), check_exact=False, rel_tol=1e-12)
+
+
+def test_a_label_metric_that_evaluates_nothing_beside_label_free_ones_is_said() -> None:
+    # the empty-result warning cannot fire (novelty has rows); ndcg's null must still be said
+    log = pl.DataFrame(
+        {
+            "user": [1, 1, 2, 2],
+            "item": [10, 11, 12, 13],
+            "score": [2.0, 1.0, 2.0, 1.0],
+            "relevance": [None, None, None, None],
+        },
+        schema_overrides={"relevance": pl.Int64},
+    )
+    train = pl.DataFrame({"user": [5, 6, 7], "item": [10, 11, 12]})
+    with pytest.warns(rke.EmptyEvaluationWarning, match=r"\['ndcg@2'\] evaluated no query") as got:
+        out = rke.evaluate(log, ["novelty@2", "ndcg@2"], query="user", train=train)
+    assert got[0].filename == __file__
+    assert out["ndcg@2"].to_list() == [None]
+    assert out["novelty@2"].to_list() == [pytest.approx(math.log2(3))]
