@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval._read_once import unreadable_parquet
+from polars_rankeval._read_once import input_files, unreadable_parquet
 from polars_rankeval.cli._constants import _COLUMN_ROLES, SYSTEM
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.io import (
@@ -54,19 +54,6 @@ def _check_exists(path: str, role: str) -> None:
         raise CliError(msg)
 
 
-def _input_files(path: str) -> list[Path]:
-    """The files an input stands for: itself, a glob's matches, a directory's members."""
-    matches = glob.glob(path, recursive=True) if _is_glob(path) else [path]
-    files: list[Path] = []
-    for match in matches:
-        target = Path(match)
-        if target.is_dir():
-            files.extend(sorted(entry for entry in target.rglob("*") if entry.is_file()))
-        elif target.is_file():
-            files.append(target)
-    return files
-
-
 def _check_output(output: str | None, inputs: Sequence[str | None], *, option: str = "-o") -> None:
     """Refuse ``-o`` naming an input (the run would replace the log it reads with its result).
 
@@ -81,7 +68,7 @@ def _check_output(output: str | None, inputs: Sequence[str | None], *, option: s
     for given in inputs:
         if given is None:
             continue
-        for file in _input_files(given):
+        for file in input_files(given):
             if os.path.realpath(file) == real or (
                 target.is_file() and os.path.samefile(file, target)
             ):
