@@ -367,7 +367,7 @@ ROUND_4 = [
         "polars_rankeval/ties.py",
         "if spread > limit:",
         "if spread >= limit:",
-        ("tests/test_ties.py", "tests/test_tie_bounds.py"),
+        ("tests/test_ties.py", "tests/test_tie_bounds.py", "tests/test_tie_check.py"),
     ),
     Mutant(
         "M25",
