@@ -53,11 +53,20 @@ class ColumnValueError(RankEvalError):
     """A column holds values the evaluation cannot use (a null id, a NaN score)."""
 
 
-class EmptyEvaluationWarning(UserWarning):
+class RankEvalWarning(UserWarning):
+    """Base class of every warning polars_rankeval gives.
+
+    ``warnings.filterwarnings("ignore", category=rke.RankEvalWarning)`` silences them all (or
+    ``"error"`` turns them into exceptions, as a strict pipeline may want). Each subclass is a
+    ``UserWarning`` too, so filters written for that keep working.
+    """
+
+
+class EmptyEvaluationWarning(RankEvalWarning):
     """No query was evaluated: the result is empty and the means are null."""
 
 
-class QueryCoverageWarning(UserWarning):
+class QueryCoverageWarning(RankEvalWarning):
     """Some run queries have no judgments, or some judged queries have no run rows.
 
     Like trec_eval, polars_rankeval evaluates the queries it can (the others are skipped, or
@@ -65,27 +74,27 @@ class QueryCoverageWarning(UserWarning):
     """
 
 
-class TieWarning(UserWarning):
+class TieWarning(RankEvalWarning):
     """The order of tied scores can move a reported mean by more than ``tie_warning``."""
 
 
-class SubtopicWarning(UserWarning):
+class SubtopicWarning(RankEvalWarning):
     """Diversity qrels in which no query has more than one subtopic."""
 
 
-class EmptyQueriesWarning(UserWarning):
+class EmptyQueriesWarning(RankEvalWarning):
     """``empty_queries="drop"`` left out queries (users) that have nothing relevant."""
 
 
-class PerSystemMetricWarning(UserWarning):
+class PerSystemMetricWarning(RankEvalWarning):
     """A per-system metric (coverage, Gini, GAUC ...) has no per-query value to show."""
 
 
-class BootstrapBiasWarning(UserWarning):
+class BootstrapBiasWarning(RankEvalWarning):
     """A bootstrap interval excludes its own estimate: the metric is biased under resampling."""
 
 
-class UnusedTableWarning(UserWarning):
+class UnusedTableWarning(RankEvalWarning):
     """A table was passed (``train=``, ``items=``, ``catalog=``) but no metric asked reads it.
 
     Usually a preset chose another definition (``ild`` under ``convention="recommenders"``
@@ -93,11 +102,11 @@ class UnusedTableWarning(UserWarning):
     """
 
 
-class UndefinedMetricWarning(UserWarning):
+class UndefinedMetricWarning(RankEvalWarning):
     """A metric has no value for the input (e.g. personalization over fewer than two lists)."""
 
 
-class DepthWarning(UserWarning):
+class DepthWarning(RankEvalWarning):
     """Systems compared on a depth-sensitive metric (``frp``, ``mean_rank``) differ in list depth.
 
     Such a metric scores a relevant row that was not retrieved as ``n + 1``, so a run of 10

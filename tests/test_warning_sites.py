@@ -38,3 +38,41 @@ def test_warnings_at_the_users_line_work_from_stdin() -> None:
     expected = [("QueryCoverageWarning", 4), ("UnusedTableWarning", 5), ("TieWarning", 8)]
     for category, line in expected:
         assert f"<stdin>:{line}: {category}" in done.stderr, done.stderr
+
+
+def test_every_warning_shares_one_base() -> None:
+    import inspect
+
+    import polars_rankeval as rke
+    from polars_rankeval import errors
+
+    found = [
+        cls
+        for _, cls in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(cls, Warning) and cls is not rke.RankEvalWarning
+    ]
+    assert len(found) >= 10
+    for cls in found:
+        assert issubclass(cls, rke.RankEvalWarning), cls
+        assert issubclass(cls, UserWarning), cls  # filters written for UserWarning still apply
+        assert getattr(rke, cls.__name__) is cls  # exported
+
+
+def test_one_filter_silences_every_warning() -> None:
+    # the stdin script gives three kinds; with the base ignored it prints none
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "always",
+            "-c",
+            "import warnings, polars_rankeval as rke; "
+            "warnings.filterwarnings('ignore', category=rke.RankEvalWarning)\n" + SCRIPT,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr
