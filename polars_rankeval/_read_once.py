@@ -93,7 +93,7 @@ def read_once(
 # Polars' errors for a truncated or corrupt Parquet file ("File out of specification", "expected
 # parquet magic bytes ... got ...") name no file, and for a glob not even which one. Only when
 # such an error happens are the input's Parquet files read again, footer only, one by one.
-_GLOB_CHARS = frozenset("*?[")
+GLOB_CHARS = frozenset("*?[")
 
 
 def parquet_sources(lf: pl.LazyFrame) -> list[str]:
@@ -144,7 +144,7 @@ def input_files(source: str) -> list[Path]:
     >>> input_files("no/such/file.parquet")
     []
     """
-    matches = sorted(glob.glob(source, recursive=True)) if _GLOB_CHARS & set(source) else [source]
+    matches = sorted(glob.glob(source, recursive=True)) if GLOB_CHARS & set(source) else [source]
     files: list[Path] = []
     for match in matches:
         target = Path(match)

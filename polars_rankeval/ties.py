@@ -42,6 +42,7 @@ MODES = ("trec", "expected", "optimistic", "pessimistic")
 _SEPARATOR = "\x1f"
 # Prefix of the hidden per-query tie-range columns (one per tie-sensitive metric).
 TIE_RANGE = "__rke_tie_range\x1f"
+_COUNTED = "__rke_tie_count\x1f"  # range_sums: the lists a metric evaluates
 _TIED_SCORE, _MIXED = "__rke_tied_score", "__rke_mixed"
 # The engine's canonical name of a metric with a cutoff: ``family@k``, then its options
 # (``ndcg@10(gain=exp)``); trec_eval spellings (``P_10``, ``ndcg_cut_10``) resolve to it.
@@ -175,7 +176,14 @@ def with_tie_ranges(
             for label, _ in metrics
         ),
     )
-    zero = [pl.col(range_column(label)).fill_null(0.0) for label, _ in metrics]
+    # 0 on an evaluated list without mixed ties (its exact range); null where the metric
+    # evaluates no list (a mixed call), so each metric's mean range is over its own lists
+    zero = [
+        pl.when(pl.col(label).is_not_null())
+        .then(pl.col(range_column(label)).fill_null(0.0))
+        .alias(range_column(label))
+        for label, _ in metrics
+    ]
     if isinstance(plan, pl.DataFrame):
         found = plan.join(ranges.collect(), on=partition, how="left", nulls_equal=True)
         return found.with_columns(zero).sort(partition)
@@ -189,12 +197,18 @@ def range_columns(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
 
 
 def range_sums(per_query: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
-    """Per ``by`` group: ``n`` (the evaluated lists) and the sum of each tie-range column.
+    """Per ``by`` group: ``n`` (the evaluated lists), each tie-range column's sum and count.
 
-    Sums of several frames (evaluate's passes) add up: concatenate them and sum again.
+    The count (``_COUNTED`` + name) is the lists that metric evaluates (a mixed call leaves
+    the others null). Sums of several frames (evaluate's passes) add up: concatenate them and
+    sum again.
     """
     hidden = range_columns(per_query)
-    sums = [pl.len().alias("n"), *(pl.col(name).sum() for name in hidden)]
+    sums = [
+        pl.len().alias("n"),
+        *(pl.col(name).sum() for name in hidden),
+        *(pl.col(name).count().alias(_COUNTED + name) for name in hidden),
+    ]
     if not by:
         return per_query.select(sums)
     return per_query.group_by(list(by)).agg(sums)
@@ -211,7 +225,8 @@ def tie_ranges(per_query: pl.DataFrame, by: Sequence[str], *, summed: bool = Fal
     by = list(by)
     hidden = range_columns(per_query)
     if summed:
-        totals = [pl.col("n").sum(), *(pl.col(name).sum() for name in hidden)]
+        counted = [_COUNTED + name for name in hidden]
+        totals = [pl.col(name).sum() for name in ("n", *hidden, *counted)]
         per_query = per_query.group_by(by).agg(totals) if by else per_query.select(totals)
     else:
         per_query = range_sums(per_query, by)
@@ -219,8 +234,8 @@ def tie_ranges(per_query: pl.DataFrame, by: Sequence[str], *, summed: bool = Fal
         *by,
         "n",
         *(
-            pl.when(pl.col("n") > 0)
-            .then(pl.col(name) / pl.col("n"))
+            pl.when(pl.col(_COUNTED + name) > 0)
+            .then(pl.col(name) / pl.col(_COUNTED + name))
             .otherwise(0.0)
             .alias(name.removeprefix(TIE_RANGE))
             for name in hidden

@@ -560,3 +560,14 @@ def test_unknown_metric_is_named_before_the_files_are_read(
     code, _, err = _run_cli(capsys, runs["cand"], "--qrels", qrels, "-m", "map")
     assert code == 0
     assert "warning" in err  # the same files do warn once the metric is right
+
+
+def test_similarity_of_one_trec_run_is_a_mistake(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # it printed an empty table and exited 0
+    paths = _gzip_runs(tmp_path, ["a1"])
+    code, out, err = _run_cli(capsys, "similarity", *paths, "-m", "jaccard@5")
+    assert code == 2
+    assert out == ""
+    assert "two or more TREC run files" in err

@@ -304,3 +304,24 @@ def test_a_label_metric_that_evaluates_nothing_beside_label_free_ones_is_said() 
     assert got[0].filename == __file__
     assert out["ndcg@2"].to_list() == [None]
     assert out["novelty@2"].to_list() == [pytest.approx(math.log2(3))]
+
+
+@pytest.mark.parametrize("route", ["DataFrame", "LazyFrame", "passes"])
+def test_the_tie_warning_averages_over_the_metrics_own_lists(route: str) -> None:
+    # one judged list whose tie decides p@1 (range 1), and 8 unjudged lists that only the
+    # label-free metric evaluates: p@1's mean moves by 1.0, not by 1/9
+    rows = [("q0", "a", 1.0, 1), ("q0", "b", 1.0, 0)]
+    for i in range(1, 9):
+        rows += [(f"q{i}", "a", 2.0, None), (f"q{i}", "b", 1.0, None)]
+    log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+    data: Any = log if route == "DataFrame" else log.lazy()
+    extra: dict[str, Any] = {"n_buckets": 3} if route == "passes" else {}
+    metrics = ["p@1", "coverage@2(of=catalog)"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = rke.evaluate(data, metrics, catalog=10, tie_warning=0.2, **extra)
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
+    said = [str(w.message) for w in caught if issubclass(w.category, rke.TieWarning)]
+    assert len(said) == 1
+    assert "p@1 by up to 1.0000" in said[0]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval._read_once import input_files, unreadable_parquet
+from polars_rankeval._read_once import GLOB_CHARS, input_files, unreadable_parquet
 from polars_rankeval.cli._constants import _COLUMN_ROLES, SYSTEM
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.io import (
@@ -27,7 +27,6 @@ from polars_rankeval.io import (
     trec_file_kind,
 )
 
-_GLOB_CHARS = frozenset("*?[")
 # TREC's archives name each run input.<tag>(.gz).
 _TREC_PREFIX = "input."
 # The suffix of a text file, not a run tag: input.txt is a run named input.
@@ -35,7 +34,7 @@ _TEXT_SUFFIXES = frozenset({"txt", "run", "runs", "trec", "res", "tsv", "csv", "
 
 
 def _is_glob(path: str) -> bool:
-    return bool(_GLOB_CHARS & set(path))
+    return bool(GLOB_CHARS & set(path))
 
 
 def _check_exists(path: str, role: str) -> None:

@@ -116,6 +116,9 @@ def _run_similarity(argv: Sequence[str]) -> None:
     if runs and by and by != [SYSTEM]:
         msg = f"--by {','.join(by)}: TREC runs are told apart by 'system' only"
         raise CliError(msg)
+    if runs and len(args.log) < 2:
+        msg = f"{args.log[0]!r}: similarity compares two or more TREC run files; give another run"
+        raise CliError(msg)
     if runs:
         by = [SYSTEM]
     elif len(args.log) > 1:

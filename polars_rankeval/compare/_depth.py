@@ -14,13 +14,12 @@ otherwise.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import polars as pl
 
+from polars_rankeval._warn import warn_at
 from polars_rankeval.compare._pairing import system_names
 from polars_rankeval.errors import DepthWarning
 from polars_rankeval.meaning import Meaning, recognise
@@ -28,8 +27,6 @@ from polars_rankeval.metrics._base import Metric
 
 #: The hidden column compare evaluates the depths into (dropped before the comparison).
 DEPTH_COLUMN = "__list_depth"
-
-_PACKAGE = str(Path(__file__).resolve().parents[1])
 
 
 def depth_metric() -> Metric:
@@ -69,17 +66,6 @@ def depth_column(columns: Sequence[str], compared: Sequence[str]) -> str | None:
     return None
 
 
-def _stacklevel() -> int:
-    """The stack level of the first frame outside polars_rankeval: the user's line."""
-    import sys
-
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        level += 1
-        frame = frame.f_back  # type: ignore[assignment]
-    return level
-
-
 def warn_if_depths_differ(
     frame: pl.DataFrame,
     keys: list[str],
@@ -110,5 +96,5 @@ def warn_if_depths_differ(
             f"depths differ (most rows retrieved for a query: {listed}). Compare runs cut to "
             "the same depth, use a cutoff (e.g. frp@10), or leave these metrics out"
         )
-        warnings.warn(msg, DepthWarning, stacklevel=_stacklevel())
+        warn_at(msg, DepthWarning)
     return found_depths
