@@ -263,6 +263,25 @@ def test_cli_check_direction(capsys, files: Path, direction: str) -> None:
     assert ("significantly worse" in out) == (direction == "lower")
 
 
+def test_cli_check_direction_on_a_metric_not_checked(capsys, files: Path) -> None:
+    # the library's Python spelling ("direction=") leaked into the command line's error
+    code = cli_main(
+        [
+            "check",
+            str(files / "popular.parquet"),
+            "--baseline",
+            str(files / "niche.parquet"),
+            "--fail-if-significant",
+            "--direction",
+            "arp@3=lower",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "option --direction names ['arp@3']" in err
+    assert "direction=" not in err
+
+
 # ---- the depth warning ----------------------------------------------------------------------
 
 

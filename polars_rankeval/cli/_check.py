@@ -49,6 +49,7 @@ _CLI_OPTIONS = {
     "by": "--by",
     "candidate_system": "--candidate-system",
     "baseline_system": "--baseline-system",
+    "direction": "--direction",
 }
 _FORMATS = ("text", "json", "markdown")
 # -o's suffix picks the format, as in the other commands (_format_from).

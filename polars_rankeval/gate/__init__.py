@@ -274,6 +274,13 @@ def check(
     # evaluated on, or must hold, the same.
     names = [name for name in base.columns if name not in (query, DEPTH_COLUMN)]
     gate.check_named(names)
+    unknown = sorted(set(direction or {}) - set(names))
+    if unknown:  # before the candidate is read, in the caller's spelling (CheckOptionError)
+        msg = (
+            f"option {{direction}} names {_literal(unknown)}, which are not among the metrics "
+            f"{_literal(names)}"
+        )
+        raise CheckOptionError(msg)
     cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
     cand, cand_ranges = split_tie_ranges(cand, [query])
     for role, side in ((_BASELINE, base), (_CANDIDATE, cand)):

@@ -33,6 +33,7 @@ PYTHON_OPTIONS: dict[str, str] = {
     "by": "by=",
     "candidate_system": "candidate_system=",
     "baseline_system": "baseline_system=",
+    "direction": "direction=",
 }
 
 
