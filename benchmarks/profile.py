@@ -32,11 +32,11 @@ from pathlib import Path
 import polars as pl
 
 import polars_rankeval as rke
-from polars_rankeval._columns import make_columns
-from polars_rankeval._plan import metric_plan, per_query_plan
-from polars_rankeval._settings import settings_for
-from polars_rankeval.context import ranked_frame
-from polars_rankeval.registry import resolve_metrics
+from polars_rankeval._engine.columns import make_columns
+from polars_rankeval._engine.context import ranked_frame
+from polars_rankeval._engine.plan import metric_plan, per_query_plan
+from polars_rankeval._engine.settings import settings_for
+from polars_rankeval._names.registry import resolve_metrics
 
 HERE = Path(__file__).resolve().parent
 SUITE = "ndcg@10,map,mrr,p@10,recall@100"

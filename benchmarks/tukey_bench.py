@@ -91,7 +91,7 @@ def _peak_mb() -> float:
 def child(mode: str, n_systems: int, n_queries: int, resamples: int) -> dict[str, object]:
     """Run one measurement in this process and describe it."""
     import polars_rankeval as rke
-    from polars_rankeval.compare import _stats
+    from polars_rankeval.comparison import _stats
 
     table = per_query_table(n_systems, n_queries)
     scores = np.column_stack(
@@ -118,7 +118,7 @@ def child(mode: str, n_systems: int, n_queries: int, resamples: int) -> dict[str
         path = "compare_per_query"
     elif mode == "tukey_hsd":
         # rke.compare is the function; the module is found by its name.
-        module = sys.modules["polars_rankeval.compare"]
+        module = sys.modules["polars_rankeval.comparison._compare"]
         wired = getattr(module, "tukey_hsd_parametric_p", None)
         if wired is _stats.tukey_hsd_parametric_p:
             out = rke.compare_per_query(table, by="system", test="tukey_hsd")

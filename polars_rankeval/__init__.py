@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from polars_rankeval import metrics, plot  # plot imports Altair only when drawing
 from polars_rankeval import namespace as _namespace  # noqa: F401  (registers namespaces)
+from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._names.registry import known_metrics, parse_metric
 from polars_rankeval.agreement import RankCorrelation, label_agreement, rank_correlation
-from polars_rankeval.compare import (
+from polars_rankeval.agreement._similarity import similarity
+from polars_rankeval.comparison import (
     bootstrap,
     compare,
     compare_per_query,
     discriminative_power,
     queries_needed,
 )
+from polars_rankeval.comparison._report import Report, report
 from polars_rankeval.errors import (
     BootstrapBiasWarning,
     ColumnNotFoundError,
@@ -28,6 +32,7 @@ from polars_rankeval.errors import (
     InvalidOptionError,
     PerSystemMetricWarning,
     QueryCoverageWarning,
+    RankEvalDeprecationWarning,
     RankEvalError,
     RankEvalWarning,
     ResourceError,
@@ -38,15 +43,11 @@ from polars_rankeval.errors import (
     UnknownMetricError,
     UnusedTableWarning,
 )
-from polars_rankeval.evaluate import evaluate
 from polars_rankeval.expr import metric_expr
 from polars_rankeval.gate import CheckResult, check
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
 from polars_rankeval.lists import from_lists
 from polars_rankeval.metrics import Metric
-from polars_rankeval.registry import known_metrics, parse_metric
-from polars_rankeval.report import Report, report
-from polars_rankeval.similarity import similarity
 from polars_rankeval.ties import tie_report
 
 __version__ = "0.1.0"
@@ -66,6 +67,7 @@ __all__ = [
     "PerSystemMetricWarning",
     "QueryCoverageWarning",
     "RankCorrelation",
+    "RankEvalDeprecationWarning",
     "RankEvalError",
     "RankEvalWarning",
     "Report",

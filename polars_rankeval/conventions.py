@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from polars_rankeval._options import check_choice
+from polars_rankeval._engine.options import check_choice
 from polars_rankeval.errors import InvalidOptionError
 
 ConventionName = Literal[

@@ -114,6 +114,13 @@ class DepthWarning(RankEvalWarning):
     """
 
 
+class RankEvalDeprecationWarning(RankEvalWarning, FutureWarning):
+    """An old name (a keyword, a column, a function) still works but goes in a later release.
+
+    A ``FutureWarning`` as well, so Python shows it by default wherever the call is made.
+    """
+
+
 class ResourceError(RankEvalError, OSError):
     """A file or folder the evaluation reads or writes cannot be used (disk full, corrupt file).
 

@@ -18,17 +18,17 @@ from typing import Any
 import polars as pl
 import polars.selectors as cs
 
-from polars_rankeval._columns import check_schema, make_columns
-from polars_rankeval._plan import HAS_RELEVANT, finish_all, per_query_plan
-from polars_rankeval._settings import EmptyQueries, MissingQueries, settings_for
-from polars_rankeval._summary import summary_of
-from polars_rankeval.context import Ties
+from polars_rankeval._engine.columns import check_schema, make_columns
+from polars_rankeval._engine.context import Ties
+from polars_rankeval._engine.plan import HAS_RELEVANT, finish_all, per_query_plan
+from polars_rankeval._engine.settings import EmptyQueries, MissingQueries, settings_for
+from polars_rankeval._engine.summary import summary_of
+from polars_rankeval._engine.tables import make_tables
+from polars_rankeval._engine.validation import INTERNAL, Duplicates, NanScores
+from polars_rankeval._names.registry import MetricRequest, resolve_metrics
 from polars_rankeval.conventions import ConventionName, NegativeLabels, Unretrieved
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import MetricRequest, resolve_metrics
-from polars_rankeval.tables import make_tables
-from polars_rankeval.validation import INTERNAL, Duplicates, NanScores
 
 IntoExpr = str | pl.Expr
 

@@ -16,7 +16,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._columns import as_polars, check_schema, make_columns
+from polars_rankeval._engine.columns import as_polars, check_schema, make_columns
 from polars_rankeval.errors import (
     ColumnTypeError,
     DuplicateItemError,

@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_rankeval._columns import Columns
-from polars_rankeval._warn import user_site, warn_at
+from polars_rankeval._engine.columns import Columns
+from polars_rankeval._engine.warn import user_site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,

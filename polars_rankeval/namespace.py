@@ -11,13 +11,13 @@ from typing import Any, Generic, TypeVar
 
 import polars as pl
 
-from polars_rankeval._summary import FrameT
-from polars_rankeval.compare import compare
-from polars_rankeval.evaluate import evaluate
+from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.summary import FrameT
+from polars_rankeval._names.registry import MetricRequest, family_options
+from polars_rankeval.agreement._similarity import similarity
+from polars_rankeval.comparison import compare
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.metrics._base import Metric
-from polars_rankeval.registry import MetricRequest, family_options
-from polars_rankeval.similarity import similarity
 
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 

@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
-from polars_rankeval.compare import adjust, randomization_p, tukey_hsd_p
+from polars_rankeval.comparison import adjust, randomization_p, tukey_hsd_p
 
 stats = pytest.importorskip("scipy.stats")
 

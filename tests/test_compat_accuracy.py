@@ -21,8 +21,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
+from polars_rankeval._names.registry import parse_metric
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.registry import parse_metric
 from tests.test_streaming import assert_streams
 from tests.tie_orders import all_orders
 

@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
-from polars_rankeval.meaning import meanings
+from polars_rankeval._engine.meaning import meanings
 
 N_USERS = 16
 # Item i was interacted with 20 - i times in train: item 0 is the most popular.

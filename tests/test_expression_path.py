@@ -19,8 +19,8 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
+from polars_rankeval._names.registry import parse_metrics
 from polars_rankeval.conventions import CONVENTIONS
-from polars_rankeval.registry import parse_metrics
 
 # One metric string per family (and the cut/uncut forms where both exist).
 FAMILIES = [

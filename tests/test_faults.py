@@ -27,7 +27,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
-from polars_rankeval import _spill
+from polars_rankeval._engine import spill as _spill
 from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import QueryCoverageWarning, ResourceError
 
@@ -165,7 +165,7 @@ def test_sigterm_during_a_library_spill_leaves_nothing(tmp_path, big_log):
 _CHILD = """
 import os, sys, signal, time
 import numpy as np, polars as pl, polars_rankeval as rke
-from polars_rankeval import _spill
+from polars_rankeval._engine import spill as _spill
 
 spill, watchdog, handler = sys.argv[1], sys.argv[2] == "watchdog", sys.argv[3]
 if not watchdog:
@@ -395,7 +395,8 @@ def test_the_watchdog_leaves_a_folder_in_use_alone(tmp_path):
 def test_the_watchdog_removes_only_its_dead_owners_folder(tmp_path, marker):
     # an owner that starts a watchdog once its folder is there, then dies without a word
     code = (
-        "import os, sys; from pathlib import Path; from polars_rankeval import _spill; "
+        "import os, sys; from pathlib import Path; "
+        "from polars_rankeval._engine import spill as _spill; "
         "print(os.getpid(), flush=True); sys.stdin.readline(); "
         "w = _spill._start_watchdog(Path(sys.argv[1])); print(w.pid, flush=True); os._exit(0)"
     )

@@ -18,10 +18,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
-from polars_rankeval import registry
-from polars_rankeval._metric_lists import split_metrics
+from polars_rankeval._names import registry
+from polars_rankeval._names.split import split_metrics
 
-progress_module = importlib.import_module("polars_rankeval._progress")
+progress_module = importlib.import_module("polars_rankeval._engine.progress")
 
 
 @pytest.fixture

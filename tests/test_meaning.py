@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
-from polars_rankeval.meaning import meanings, recognise
+from polars_rankeval._engine.meaning import meanings, recognise
 
 stats = pytest.importorskip("scipy.stats")
 

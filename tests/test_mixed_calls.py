@@ -28,8 +28,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
-from polars_rankeval._settings import settings_for
-from polars_rankeval.registry import resolve_metrics
+from polars_rankeval._engine.settings import settings_for
+from polars_rankeval._names.registry import resolve_metrics
 
 K = 3
 N_CATALOG = 60

@@ -34,8 +34,8 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
+from polars_rankeval._engine.meaning import meanings
 from polars_rankeval.errors import BootstrapBiasWarning
-from polars_rankeval.meaning import meanings
 
 pytest.importorskip("scipy", reason="compare's tests need the stats extra")
 

@@ -21,10 +21,10 @@ import pytest
 from test_streaming import BEYOND_ACCURACY, DIVERSITY_LOG, INTENT_AWARE, ITEMS, METRICS, TRAIN
 
 import polars_rankeval as rke
-from polars_rankeval._exact_sum import exact_sum
+from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval.metrics.interpolated import RECALL_LEVELS
 
-passes_module = importlib.import_module("polars_rankeval._passes")
+passes_module = importlib.import_module("polars_rankeval._engine.passes")
 
 
 def _log(seed: int = 7, n_queries: int = 25, depth: int = 40) -> pl.DataFrame:

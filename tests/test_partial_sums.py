@@ -21,11 +21,11 @@ from polars.testing import assert_frame_equal
 from test_differential import logs
 
 import polars_rankeval as rke
-from polars_rankeval._partial import PassSums, combined, partial_sums
-from polars_rankeval.registry import resolve_metrics
+from polars_rankeval._engine.partial import PassSums, combined, partial_sums
+from polars_rankeval._names.registry import resolve_metrics
 
 # the passes (ROWS_PER_PASS, RESCAN_PASSES) live in their own module
-passes_module = importlib.import_module("polars_rankeval._passes")
+passes_module = importlib.import_module("polars_rankeval._engine.passes")
 
 # One metric (or more) of every family, with the options they need.
 EVERY_FAMILY = [

@@ -16,10 +16,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
-from polars_rankeval._read_once import fits_in_memory, is_costly
+from polars_rankeval._engine.read_once import fits_in_memory, is_costly
 
 # the passes (ROWS_PER_PASS, RESCAN_PASSES) live in their own module
-passes_module = importlib.import_module("polars_rankeval._passes")
+passes_module = importlib.import_module("polars_rankeval._engine.passes")
 METRICS = ["ndcg@10", "map", "mrr", "p@5", "num_q"]
 
 

@@ -21,10 +21,10 @@ import polars_rankeval as rke
 from polars_rankeval.cli import main as cli_main
 
 # the module, not the function of the same name that the package exports
-evaluate_module = importlib.import_module("polars_rankeval.evaluate")
+evaluate_module = importlib.import_module("polars_rankeval._engine.evaluate")
 # the passes (ROWS_PER_PASS, RESCAN_PASSES) live in their own module
-passes_module = importlib.import_module("polars_rankeval._passes")
-progress_module = importlib.import_module("polars_rankeval._progress")
+passes_module = importlib.import_module("polars_rankeval._engine.passes")
+progress_module = importlib.import_module("polars_rankeval._engine.progress")
 
 METRICS = ["ndcg@10", "map", "mrr", "p@10", "recall@100", "bpref", "num_q", "num_rel"]
 

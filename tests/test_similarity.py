@@ -14,6 +14,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
+from polars_rankeval.agreement._similarity import Measure, Ties
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnValueError,
@@ -21,7 +22,6 @@ from polars_rankeval.errors import (
     InvalidOptionError,
     UnknownMetricError,
 )
-from polars_rankeval.similarity import Measure, Ties
 
 DATA = Path(__file__).parent / "data" / "rbo_corsi_urbano.csv"
 VARIANTS: tuple[Ties, ...] = ("w", "a", "b")
@@ -366,7 +366,7 @@ def test_buckets_of_queries_give_the_same_rows(
     # Large logs are compared one bucket of queries at a time to bound memory; the number of
     # buckets must not change any value (60 rows: a dozen buckets, some with one query).
     # The package attribute `similarity` is the function; the module is in sys.modules.
-    similarity_module = importlib.import_module("polars_rankeval.similarity")
+    similarity_module = importlib.import_module("polars_rankeval.agreement._similarity")
 
     log = _generated(5)
     names = ["rbo(p=0.9)", "rbo(p=0.8,output=min,ties=b)", "jaccard@5", "kendall_tau@5"]

@@ -1,4 +1,4 @@
-"""The statistics of :mod:`polars_rankeval.compare._stats` against independent references.
+"""The statistics of :mod:`polars_rankeval.comparison._stats` against independent references.
 
 * the smallest p-value of every test at n = 1, 2, 3 and 5 queries against a hand enumeration of
   the exact randomization (sign-flip) distribution, and the bootstrap's former false positives
@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 import pytest
 
-from polars_rankeval.compare._stats import (
+from polars_rankeval.comparison._stats import (
     _bootstrap,
     _sign_p,
     _t_p,

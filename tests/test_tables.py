@@ -16,8 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
-from polars_rankeval.metrics._base import Metric, per_group
-from polars_rankeval.tables import (
+from polars_rankeval._engine.tables import (
     CATALOG_N,
     POPULARITY,
     SEEN,
@@ -25,6 +24,7 @@ from polars_rankeval.tables import (
     TRAIN_USERS,
     Tables,
 )
+from polars_rankeval.metrics._base import Metric, per_group
 
 LOG = pl.DataFrame(
     {

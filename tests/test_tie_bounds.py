@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 
 import polars_rankeval as rke
+from polars_rankeval._names.registry import parse_metric
 from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.registry import parse_metric
 from tests.tie_orders import all_orders
 
 # Every label-reading per-query metric whose value can depend on the order of tied rows.

@@ -17,10 +17,10 @@ import pytest
 from polars.io.plugins import register_io_source
 
 import polars_rankeval as rke
-from polars_rankeval._columns import make_columns
+from polars_rankeval._engine.columns import make_columns
+from polars_rankeval._engine.tie_bounds import mixed_lists
 from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.ties import mixed_lists
 
 
 def _tail_tied_log() -> pl.DataFrame:

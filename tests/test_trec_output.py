@@ -15,9 +15,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from polars_rankeval._names.registry import parse_metrics, trec_measure_names, trec_measure_of
 from polars_rankeval.cli import main as cli_main
 from polars_rankeval.errors import RankEvalError
-from polars_rankeval.registry import parse_metrics, trec_measure_names, trec_measure_of
 
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected_v10"
@@ -196,7 +196,7 @@ def test_trec_names_are_metric_strings_naming_their_column(name):
 
 def test_unknown_trec_family_fails_cleanly(monkeypatch):
     # A trec_eval name whose family is not registered is refused with its name, not misread.
-    import polars_rankeval.registry as registry
+    import polars_rankeval._names.registry as registry
 
     families = {k: v for k, v in registry._FAMILIES.items() if k != "iprec_at_recall"}
     monkeypatch.setattr(registry, "_FAMILIES", families)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from polars_rankeval._engine.meaning import LowerIsBetter, meanings
 from polars_rankeval.agreement._frames import collect
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -19,7 +20,6 @@ from polars_rankeval.errors import (
     DuplicateItemError,
     InvalidOptionError,
 )
-from polars_rankeval.meaning import LowerIsBetter, meanings
 
 Method = Literal["kendall", "tau_ap", "tau_ap_b", "spearman", "pearson"]
 Missing = Literal["error", "drop"]
@@ -420,7 +420,7 @@ def rank_correlation(
     lower_is_better
         Columns that are not polars_rankeval metrics and whose lower values are better (as in
         :func:`~polars_rankeval.compare`). Our metrics' own direction is read from
-        :mod:`polars_rankeval.meaning`.
+        :mod:`polars_rankeval._engine.meaning`.
 
     Returns
     -------

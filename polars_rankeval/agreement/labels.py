@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_rankeval._columns import check_relevance_level
+from polars_rankeval._engine.columns import check_relevance_level
 from polars_rankeval.agreement._frames import collect
 from polars_rankeval.errors import (
     ColumnNotFoundError,

@@ -2,7 +2,7 @@
 
 ``rank-eval compare ...`` (the first argument is literally ``compare``) compares systems with
 paired significance tests instead: :func:`polars_rankeval.compare` and
-:func:`polars_rankeval.report.report` from the shell. ``rank-eval agreement QRELS_A QRELS_B``
+:func:`polars_rankeval.report` from the shell. ``rank-eval agreement QRELS_A QRELS_B``
 measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement`), and
 ``rank-eval similarity LOG --by system`` how different two systems' lists are
 (:func:`polars_rankeval.similarity`). ``rank-eval check CANDIDATE --baseline BASELINE
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval._spill import cleanup_on_sigterm
+from polars_rankeval._engine.spill import cleanup_on_sigterm
 from polars_rankeval.cli._agreement import _run_agreement
 from polars_rankeval.cli._args import _output_format, _parser, _split_by
 from polars_rankeval.cli._check import _run_check

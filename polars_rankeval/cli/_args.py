@@ -26,7 +26,7 @@ from polars_rankeval.cli._constants import (
     FormatT,
 )
 from polars_rankeval.cli._errors import CliError
-from polars_rankeval.compare import CORRECTIONS, SYSTEM_SEPARATOR, TESTS
+from polars_rankeval.comparison import CORRECTIONS, SYSTEM_SEPARATOR, TESTS
 from polars_rankeval.conventions import CONVENTIONS
 
 

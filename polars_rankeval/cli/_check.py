@@ -31,7 +31,7 @@ from polars_rankeval.cli._inputs import (
     is_table_path,
 )
 from polars_rankeval.cli._output import _write
-from polars_rankeval.compare import CORRECTIONS, TESTS
+from polars_rankeval.comparison import CORRECTIONS, TESTS
 from polars_rankeval.gate import CheckOptionError, check
 from polars_rankeval.io import leading_lines
 

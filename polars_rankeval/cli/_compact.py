@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_rankeval.compare import COLUMNS, CORRECTION_NAMES, TEST_NAMES, readable_interval
+from polars_rankeval.comparison import COLUMNS, CORRECTION_NAMES, TEST_NAMES, readable_interval
 
 WIDTH = 100
 _GAP = "  "

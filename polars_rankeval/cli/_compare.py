@@ -16,9 +16,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_rankeval._plan import finish_all
-from polars_rankeval._settings import settings_for
-from polars_rankeval._summary import drop_empty_queries
+from polars_rankeval._engine.plan import finish_all
+from polars_rankeval._engine.settings import settings_for
+from polars_rankeval._engine.summary import drop_empty_queries
+from polars_rankeval._names.registry import resolve_metrics
 from polars_rankeval.cli._args import _compare_parser, _format_from, _split_by, directions
 from polars_rankeval.cli._compact import compact
 from polars_rankeval.cli._constants import (
@@ -44,13 +45,12 @@ from polars_rankeval.cli._inputs import (
     _scan,
 )
 from polars_rankeval.cli._output import _write
-from polars_rankeval.compare import SYSTEM_SEPARATOR, compare_per_query
-from polars_rankeval.compare._depth import DEPTH_COLUMN, depth_metric, needs_depths
-from polars_rankeval.compare._pairing import check_pairable, system_names
-from polars_rankeval.registry import resolve_metrics
-from polars_rankeval.report import Format as ReportFormat
-from polars_rankeval.report import report
-from polars_rankeval.ties import split_tie_ranges, tie_notes, with_tie_flags
+from polars_rankeval.comparison import SYSTEM_SEPARATOR, compare_per_query
+from polars_rankeval.comparison._depth import DEPTH_COLUMN, depth_metric, needs_depths
+from polars_rankeval.comparison._pairing import check_pairable, system_names
+from polars_rankeval.comparison._report import Format as ReportFormat
+from polars_rankeval.comparison._report import report
+from polars_rankeval.comparison._ties import split_tie_ranges, tie_notes, with_tie_flags
 
 _REPORT_FORMATS: dict[str, ReportFormat] = {
     "markdown": "markdown",

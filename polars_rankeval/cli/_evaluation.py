@@ -14,29 +14,29 @@ from typing import Any, NoReturn
 
 import polars as pl
 
-from polars_rankeval._columns import make_columns
-from polars_rankeval._plan import finish_all, judged_only_rows
-from polars_rankeval._settings import settings_for
-from polars_rankeval._summary import drop_empty_queries, per_query_only, summary
-from polars_rankeval.cli._constants import _COLUMN_ROLES
-from polars_rankeval.cli._errors import CliError
-from polars_rankeval.context import trec_key
-from polars_rankeval.errors import EmptyEvaluationWarning
-from polars_rankeval.evaluate import evaluate
-from polars_rankeval.io import read_trec_run
-from polars_rankeval.lists import maybe_from_lists
-from polars_rankeval.metrics import Metric, utility
-from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
-from polars_rankeval.registry import (
+from polars_rankeval._engine.columns import make_columns
+from polars_rankeval._engine.context import trec_key
+from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.plan import finish_all, judged_only_rows
+from polars_rankeval._engine.settings import settings_for
+from polars_rankeval._engine.summary import drop_empty_queries, per_query_only, summary
+from polars_rankeval._engine.tables import Tables, make_tables
+from polars_rankeval._engine.tie_bounds import warn_about_ties
+from polars_rankeval._engine.validation import warn_if_empty
+from polars_rankeval._names.registry import (
     parse_metrics,
     resolve_metrics,
     split_metric_list,
     trec_measure_names,
     trec_measure_of,
 )
-from polars_rankeval.tables import Tables, make_tables
-from polars_rankeval.ties import warn_about_ties
-from polars_rankeval.validation import warn_if_empty
+from polars_rankeval.cli._constants import _COLUMN_ROLES
+from polars_rankeval.cli._errors import CliError
+from polars_rankeval.errors import EmptyEvaluationWarning
+from polars_rankeval.io import read_trec_run
+from polars_rankeval.lists import maybe_from_lists
+from polars_rankeval.metrics import Metric, utility
+from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
 
 _DIGITS = 9  # relstring: labels above 9 have no digit of their own
 
@@ -222,10 +222,10 @@ def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) ->
     """trec_eval's ``-M k`` and ``-J``: what each query's ranking holds before evaluation.
 
     ``-M``: the first k retrieved items in the engine's order
-    (:func:`polars_rankeval.context.trec_key`: score descending, ties by the item's string form
-    descending, as trec_eval and every metric rank them, whatever the item column's type); a
-    judged item past the cut stays as judged but not retrieved, so it still counts toward R,
-    as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
+    (:func:`polars_rankeval._engine.context.trec_key`: score descending, ties by the item's
+    string form descending, as trec_eval and every metric rank them, whatever the item
+    column's type); a judged item past the cut stays as judged but not retrieved, so it
+    still counts toward R, as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
     without a judgment or with a negative label (pooled but unjudged) are dropped, and the
     rest keep their order, so they are ranked again without gaps.
     """

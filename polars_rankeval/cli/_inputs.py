@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_rankeval._read_once import GLOB_CHARS, input_files, unreadable_parquet
+from polars_rankeval._engine.read_once import GLOB_CHARS, input_files, unreadable_parquet
 from polars_rankeval.cli._constants import _COLUMN_ROLES, SYSTEM
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.io import (
@@ -84,7 +84,7 @@ def _bad_parquet(inputs: Sequence[str]) -> CliError | None:
 
     Polars' "File out of specification" names no file; only on that error are the files read
     again, footer only, one by one (the normal path pays nothing). The library names the file
-    the same way (:func:`polars_rankeval._read_once.unreadable_parquet`).
+    the same way (:func:`polars_rankeval._engine.read_once.unreadable_parquet`).
     """
     message = unreadable_parquet(inputs)
     return None if message is None else CliError(message)

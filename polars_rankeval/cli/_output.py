@@ -14,11 +14,11 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_rankeval._names.registry import TREC_QUERY_ONLY, TREC_SUMMARY_ONLY, trec_measure_of
 from polars_rankeval.cli._constants import NDEVAL_MEASURES, SUMMARY_QUERY, Format
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._evaluation import Result
 from polars_rankeval.io import write_atomically
-from polars_rankeval.registry import TREC_QUERY_ONLY, TREC_SUMMARY_ONLY, trec_measure_of
 
 _TREC_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f"
 

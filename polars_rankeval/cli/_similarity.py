@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_rankeval._metric_lists import split_each
+from polars_rankeval._names.split import split_each
+from polars_rankeval.agreement._similarity import TIES, similarity
 from polars_rankeval.cli._args import _format_from, _Parser, _split_by
 from polars_rankeval.cli._constants import SYSTEM
 from polars_rankeval.cli._errors import CliError
@@ -25,8 +26,7 @@ from polars_rankeval.cli._inputs import (
     read_unjudged_runs,
 )
 from polars_rankeval.cli._output import _text_table, _write
-from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR
-from polars_rankeval.similarity import TIES, similarity
+from polars_rankeval.comparison._pairing import SYSTEM_SEPARATOR
 
 SIMILARITY_METRICS = "rbo(p=0.9),jaccard@10"
 _FORMATS = ("table", "csv", "json")

@@ -28,17 +28,19 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._columns import as_polars
-from polars_rankeval.compare import Test, compare_per_query
-from polars_rankeval.compare._corrections import Correction
-from polars_rankeval.compare._depth import DEPTH_COLUMN, with_depth
+from polars_rankeval._engine.columns import as_polars
+from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.meaning import Directions, LowerIsBetter
+from polars_rankeval.comparison import Test, compare_per_query
+from polars_rankeval.comparison._corrections import Correction
+from polars_rankeval.comparison._depth import DEPTH_COLUMN, with_depth
+from polars_rankeval.comparison._ties import split_tie_ranges, with_tie_flags
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
     DuplicateItemError,
 )
-from polars_rankeval.evaluate import evaluate
 from polars_rankeval.gate._result import CheckResult
 from polars_rankeval.gate._rules import (
     PYTHON_OPTIONS,
@@ -48,8 +50,6 @@ from polars_rankeval.gate._rules import (
     _Gate,
     _literal,
 )
-from polars_rankeval.meaning import Directions, LowerIsBetter
-from polars_rankeval.ties import split_tie_ranges, with_tie_flags
 
 __all__ = ["PYTHON_OPTIONS", "CheckColumnError", "CheckOptionError", "CheckResult", "Rule", "check"]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval.report import _markdown_escape
-from polars_rankeval.ties import tie_notes
+from polars_rankeval.comparison._report import _markdown_escape
+from polars_rankeval.comparison._ties import tie_notes
 
 
 @dataclass

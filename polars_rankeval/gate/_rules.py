@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from polars_rankeval.compare import readable_interval
+from polars_rankeval._names.registry import split_metric_list
+from polars_rankeval.comparison import readable_interval
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 from polars_rankeval.gate._result import _num, _p
-from polars_rankeval.registry import split_metric_list
 
 Operator = Literal["<", "<=", ">", ">="]
 _RULE = re.compile(

@@ -6,7 +6,7 @@ A metric is up to three small expression builders:
   list (e.g. ERR's running product). The frame-level path materialises them as columns before
   grouping; inside ``group_by().agg()`` they are inlined. Partials read them from ``ctx.extra``.
 * ``partials(ctx)``: named aggregations over one ranked list (``sum``/``min`` of per-row terms
-  built from the shared :class:`~polars_rankeval.context.RankingContext`). They are plain
+  built from the shared :class:`~polars_rankeval._engine.context.RankingContext`). They are plain
   aggregations, so they stream in a ``group_by``. Metrics that need the same partial (e.g.
   ``p@10``, ``recall@10`` and ``f1@10`` all use ``hits@10``) name it the same way and it is
   computed once.
@@ -21,11 +21,11 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import BOUND_TIES, RankingContext, Ties
+from polars_rankeval._engine.context import BOUND_TIES, RankingContext, Ties
+from polars_rankeval._engine.exact_sum import exact_sum
+from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.tables import RowInput, Tables
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.tables import RowInput, Tables
 
 Partials = dict[str, pl.Expr]
 Lookup = Callable[[str], pl.Expr]
@@ -85,7 +85,7 @@ class Metric:
         ``compare`` cannot pair by query.
     needs
         Tables besides the ranked log that the metric reads: ``"train"``, ``"items"``,
-        ``"catalog"`` (see :mod:`polars_rankeval.tables`). A missing one is an error naming
+        ``"catalog"`` (see :mod:`polars_rankeval._engine.tables`). A missing one is an error naming
         the metric and the keyword.
     inputs
         The per-row columns the metric reads from those tables (:class:`RowInput`), joined to
@@ -111,7 +111,7 @@ class Metric:
         The value depends on how deep the lists go, so that a shorter list can score better:
         uncut ``frp`` and ``mean_rank`` count a relevant row that was not retrieved as
         ``n + 1`` (``n`` = rows retrieved). ``compare`` warns when systems compared on such a
-        metric have different list depths (:mod:`polars_rankeval.meaning`).
+        metric have different list depths (:mod:`polars_rankeval._engine.meaning`).
     judged_only
         Evaluate this metric on the judged rows only (trec_eval ``-J``, ir_measures'
         ``judged_only=True``): retrieved rows without a judgment, or with a negative label,

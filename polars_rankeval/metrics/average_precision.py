@@ -10,9 +10,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import (
+from polars_rankeval._engine.context import (
     ITEM_ASC_RANK,
     RankingContext,
     TieOrder,
@@ -20,6 +18,8 @@ from polars_rankeval.context import (
     item_ascending_later_rows,
     item_ascending_rows,
 )
+from polars_rankeval._engine.exact_sum import exact_sum
+from polars_rankeval._engine.options import check_choice
 from polars_rankeval.metrics._base import (
     Lookup,
     Metric,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval.metrics._base import (
     Metric,
     Partials,

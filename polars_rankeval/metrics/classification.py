@@ -30,9 +30,10 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_sum
+from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.tables import Tables
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
     Lookup,
@@ -45,7 +46,6 @@ from polars_rankeval.metrics._base import (
     per_group,
     required_cutoff,
 )
-from polars_rankeval.tables import Tables
 
 AucEmpty = Literal["skip", "zero"]
 FallOutEmpty = Literal["zero", "one"]

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
 from polars_rankeval.metrics._base import Lookup, Metric, Partials
 
 # kendall_tau's per-row terms: over all retrieved rows, and over the positive-label rows only

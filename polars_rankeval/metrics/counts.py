@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
 from polars_rankeval.metrics._base import Metric, Partials, num_rel_partial
 
 

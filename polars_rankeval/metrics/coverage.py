@@ -29,9 +29,10 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_sum
+from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.tables import CATALOG_N, Tables, refuse_rows, warn_rows
 from polars_rankeval.errors import InvalidOptionError, UndefinedMetricWarning
 from polars_rankeval.metrics._base import (
     Direction,
@@ -43,7 +44,6 @@ from polars_rankeval.metrics._base import (
     per_group,
     required_cutoff,
 )
-from polars_rankeval.tables import CATALOG_N, Tables, refuse_rows, warn_rows
 
 CoverageOf = Literal["catalog", "train"]
 GiniOver = Literal["recommended", "catalog"]

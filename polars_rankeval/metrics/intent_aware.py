@@ -42,18 +42,18 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import (
+from polars_rankeval._engine.context import (
     ITEM_ASC_RANK,
     RankingContext,
     check_tie_order,
     item_ascending_later_rows,
     item_ascending_rows,
 )
+from polars_rankeval._engine.exact_sum import exact_sum
+from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.tables import SUBTOPIC_INPUT, SUBTOPIC_JUDGMENTS, Tables
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric, Partials, at, named, no_closed_form
-from polars_rankeval.tables import SUBTOPIC_INPUT, SUBTOPIC_JUDGMENTS, Tables
 
 Kind = Literal[
     "alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "map_ia", "p_ia", "strec"

@@ -21,7 +21,7 @@ that share a level share its partial, so a sweep of levels and ``11pt_avg`` cost
 The values are added one by one from the highest level down, the order of trec_eval's walk:
 a fixed chain of additions, where ``pl.sum_horizontal`` adds in an order that changes with
 the engine and the thread count (the last bit of ``11pt_avg`` did); the sum is divided by the
-number of levels once (:func:`~polars_rankeval._exact_sum.exact_quotient`), as in C.
+number of levels once (:func:`~polars_rankeval._engine.exact_sum.exact_quotient`), as in C.
 
 Neither has a closed form under ``ties="expected"`` (a maximum): it is refused.
 """
@@ -36,9 +36,9 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_quotient
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_quotient
+from polars_rankeval._engine.options import check_choice
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Lookup, Metric, Partials, no_closed_form
 

@@ -35,9 +35,9 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_quotient, exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_quotient, exact_sum
+from polars_rankeval._engine.options import check_choice
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.metrics._base import (
     Lookup,

@@ -39,20 +39,10 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_mean, exact_quotient, exact_sum
-from polars_rankeval._options import check_choice
-from polars_rankeval.context import RankingContext
-from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.metrics._base import (
-    Direction,
-    Lookup,
-    Metric,
-    Partials,
-    at,
-    named,
-    required_cutoff,
-)
-from polars_rankeval.tables import (
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_mean, exact_quotient, exact_sum
+from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.tables import (
     POPULARITY,
     SEEN,
     SEEN_IN_TRAIN,
@@ -62,6 +52,16 @@ from polars_rankeval.tables import (
     TRAIN_USERS,
     RowInput,
     Tables,
+)
+from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.metrics._base import (
+    Direction,
+    Lookup,
+    Metric,
+    Partials,
+    at,
+    named,
+    required_cutoff,
 )
 
 Popularity = Literal["interactions", "users"]

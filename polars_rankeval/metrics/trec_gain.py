@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_sum
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
     JUDGMENT_COVERAGE,

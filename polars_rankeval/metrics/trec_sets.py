@@ -23,8 +23,8 @@ import math
 
 import polars as pl
 
-from polars_rankeval._exact_sum import exact_quotient, exact_sum
-from polars_rankeval.context import RankingContext
+from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_quotient, exact_sum
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import (
     JUDGMENT_COVERAGE,

@@ -44,7 +44,7 @@ from polars_rankeval.plot._curves import precision_recall
 # isort: on
 
 # Also reachable as rke.plot.<name> (as when plot was one module), but not in __all__.
-from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR as SYSTEM_SEPARATOR
+from polars_rankeval.comparison._pairing import SYSTEM_SEPARATOR as SYSTEM_SEPARATOR
 from polars_rankeval.plot._distribution import OVERLAY_MAX as OVERLAY_MAX
 from polars_rankeval.plot._per_query import TIE_TOLERANCE as TIE_TOLERANCE
 from polars_rankeval.plot._style import HEIGHT as HEIGHT

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.compare._pairing import display_order
+from polars_rankeval._engine.meaning import Directions, LowerIsBetter, meanings
+from polars_rankeval.comparison._pairing import display_order
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
-from polars_rankeval.meaning import Directions, LowerIsBetter, meanings
 from polars_rankeval.plot._inputs import _frame
 from polars_rankeval.plot._style import (
     WIDTH,
@@ -202,7 +202,7 @@ def _axis_labels(data: pl.DataFrame) -> pl.Series:
 
 def _how_tested(data: pl.DataFrame) -> str:
     """``" (paired t-test, Holm, α = 0.05)"`` from the comparison's own columns, if present."""
-    from polars_rankeval.compare import CORRECTION_NAMES, TEST_NAMES
+    from polars_rankeval.comparison import CORRECTION_NAMES, TEST_NAMES
 
     parts = []
     for column, names in (("test", TEST_NAMES), ("correction", CORRECTION_NAMES)):
@@ -222,7 +222,7 @@ def _unadjusted(data: pl.DataFrame) -> str:
     correction = data["correction"][0]
     if correction in (None, "none"):
         return ""
-    from polars_rankeval.compare import CORRECTION_NAMES
+    from polars_rankeval.comparison import CORRECTION_NAMES
 
     name = CORRECTION_NAMES.get(correction, str(correction))
     return f" (not {name}-adjusted: a dashed one may clear zero)"

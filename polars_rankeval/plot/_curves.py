@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_rankeval._engine.evaluate import evaluate
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.evaluate import evaluate
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.metrics.interpolated import iprec_at_recall
 from polars_rankeval.plot._inputs import _keys, _with_run

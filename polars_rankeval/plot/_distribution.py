@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from polars_rankeval.compare._pairing import system_names
+from polars_rankeval._engine.meaning import meanings, summarise
+from polars_rankeval.comparison._pairing import system_names
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
-from polars_rankeval.meaning import meanings, summarise
 from polars_rankeval.plot._inputs import _check_columns, _frame, _keys, _with_run
 from polars_rankeval.plot._style import (
     _TABLEAU20,

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_rankeval._columns import as_polars
-from polars_rankeval.compare._pairing import system_names
+from polars_rankeval._engine.columns import as_polars
+from polars_rankeval._engine.meaning import Directions, LowerIsBetter, Meaning, meanings
+from polars_rankeval.comparison._pairing import system_names
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
-from polars_rankeval.meaning import Directions, LowerIsBetter, Meaning, meanings
 
 
 def _meaning(metric: str, lower_is_better: LowerIsBetter, direction: Directions = None) -> Meaning:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval.compare._pairing import system_names, system_value
+from polars_rankeval._engine.meaning import Directions, LowerIsBetter
+from polars_rankeval.comparison._pairing import system_names, system_value
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
-from polars_rankeval.meaning import Directions, LowerIsBetter
 from polars_rankeval.plot._inputs import (
     _check_columns,
     _frame,

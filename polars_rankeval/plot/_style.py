@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar
 
 import polars as pl
 
-from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR
+from polars_rankeval.comparison._pairing import SYSTEM_SEPARATOR
 from polars_rankeval.io import write_atomically
 
 #: Default chart size in pixels (the plotting area; axes, title and legend come on top).

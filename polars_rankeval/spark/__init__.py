@@ -22,15 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_rankeval._columns import Columns, check_schema, make_columns
-from polars_rankeval._plan import finish_all
-from polars_rankeval._settings import settings_for
-from polars_rankeval._summary import drop_empty_queries, per_query_only
-from polars_rankeval._summary import summary as _local_summary
+from polars_rankeval._engine.columns import Columns, check_schema, make_columns
+from polars_rankeval._engine.plan import finish_all
+from polars_rankeval._engine.settings import settings_for
+from polars_rankeval._engine.summary import drop_empty_queries, per_query_only
+from polars_rankeval._engine.summary import summary as _local_summary
+from polars_rankeval._engine.tables import make_tables, read_table
+from polars_rankeval._names.registry import MetricRequest, resolve_metrics
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.metrics.geometric import MIN_GEO_MEAN
-from polars_rankeval.registry import MetricRequest, resolve_metrics
 from polars_rankeval.spark._common import (
     _arrow_schema,
     _plain_arrow,
@@ -40,7 +41,6 @@ from polars_rankeval.spark._common import (
 )
 from polars_rankeval.spark._similarity import similarity
 from polars_rankeval.spark._workers import _Lists, _Whole, bucket_function
-from polars_rankeval.tables import make_tables, read_table
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
     from pyspark.sql import DataFrame

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from polars_rankeval._engine.evaluate import evaluate as _local_evaluate
 from polars_rankeval.errors import EmptyEvaluationWarning
-from polars_rankeval.evaluate import evaluate as _local_evaluate
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
     from pyspark.sql import DataFrame

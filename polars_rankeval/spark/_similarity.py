@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from polars_rankeval._metric_lists import split_each
+from polars_rankeval._names.split import split_each
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.spark._common import _arrow_schema, _plain_type, _pyspark, _spark_schema
 from polars_rankeval.spark._workers import _Pairs
@@ -46,8 +46,8 @@ def similarity(
         The local function's columns: per pair and query with ``per_query=True``, else the
         means per pair.
     """
-    from polars_rankeval.compare._pairing import SYSTEM_SEPARATOR, resolve_baseline
-    from polars_rankeval.similarity import parse_measure
+    from polars_rankeval.agreement._similarity import parse_measure
+    from polars_rankeval.comparison._pairing import SYSTEM_SEPARATOR, resolve_baseline
 
     functions = _pyspark()
     by_list = [by] if isinstance(by, str) else list(by)
@@ -82,7 +82,7 @@ def similarity(
         "item": item,
         "score": score,
     }
-    from polars_rankeval.similarity import similarity as local_similarity
+    from polars_rankeval.agreement._similarity import similarity as local_similarity
 
     local_similarity(  # options, metrics and columns, checked on the driver
         empty.with_columns(pl.lit(None, pl.String).alias(name)),

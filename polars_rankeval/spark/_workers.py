@@ -116,7 +116,7 @@ class _Pairs(_Lists):
     """
 
     def _evaluated(self, frame: pl.DataFrame) -> Iterator[pa.RecordBatch]:
-        from polars_rankeval.similarity import similarity as local_similarity
+        from polars_rankeval.agreement._similarity import similarity as local_similarity
 
         if frame.height == 0:
             return
