@@ -59,8 +59,8 @@ def on_files(files: Files, config: Any) -> Files:
 
 
 # ```python continued: the test runner's marker for a block that goes on in the namespace of the
-# one before (tests/test_readme.py); SuperFences takes no bare word after the language and would
-# print the whole block as a paragraph
+# one before (tests/project/test_readme.py); SuperFences takes no bare word after the language and
+# would print the whole block as a paragraph
 CONTINUED_FENCE = re.compile(r"^(?P<fence> *(?:`{3,}|~{3,}) *[\w+-]+) +continued *$", re.MULTILINE)
 
 
