@@ -13,6 +13,7 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankeval._engine.columns import Columns
+from polars_rankeval._engine.columns import nested as _nested
 from polars_rankeval._engine.warn import user_site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -25,10 +26,6 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _POSITION = "__rke_position"
 _LENGTHS = "__rke_lengths"
-
-
-def _nested(dtype: pl.DataType) -> bool:
-    return isinstance(dtype, pl.List | pl.Array)
 
 
 def _is_list(schema: pl.Schema, name: str) -> bool:
@@ -295,23 +292,6 @@ def _checked_roles(
         name for name in schema.names() if name not in used and not _nested(schema[name])
     ]
     return used, carried
-
-
-def list_shaped(schema: pl.Schema, columns: Columns) -> str | None:
-    """A hint when the input looks list-shaped (one row per user with list columns), else None."""
-    nested = [name for name in schema.names() if _nested(schema[name])]
-    if not nested or (columns.item in schema and not _nested(schema[columns.item])):
-        return None
-    recommended = columns.item if columns.item in nested else nested[0]
-    others = [name for name in nested if name != recommended]
-    relevant = f", relevant={others[0]!r}" if others else ""
-    return (
-        f"the input has list columns {nested}: one row per user with lists. Convert it with "
-        f"rke.from_lists(frame, query={columns.query!r}, recommended={recommended!r}"
-        f"{relevant}), or pass item={recommended!r}"
-        + (f", relevance={others[0]!r}" if others else "")
-        + " to evaluate it as it is"
-    )
 
 
 def maybe_from_lists(

@@ -117,8 +117,6 @@ def check_schema(
         wanted.append(("relevance", columns.relevance))
     if need_score:
         wanted.append(("score", columns.score))
-    from polars_rankeval.lists import list_shaped
-
     hint = list_shaped(schema, columns)
     for option, name in wanted:
         if name not in schema:
@@ -163,3 +161,25 @@ def check_relevance_level(relevance_level: object) -> int:
         msg = f"relevance_level= must be an int (like trec_eval -l), got {relevance_level!r}"
         raise InvalidOptionError(msg)
     return relevance_level
+
+
+def nested(dtype: pl.DataType) -> bool:
+    """Whether a column of this type holds lists (a list-shaped input's columns)."""
+    return isinstance(dtype, pl.List | pl.Array)
+
+
+def list_shaped(schema: pl.Schema, columns: Columns) -> str | None:
+    """A hint when the input looks list-shaped (one row per user with list columns), else None."""
+    nested = [name for name in schema.names() if nested(schema[name])]
+    if not nested or (columns.item in schema and not nested(schema[columns.item])):
+        return None
+    recommended = columns.item if columns.item in nested else nested[0]
+    others = [name for name in nested if name != recommended]
+    relevant = f", relevant={others[0]!r}" if others else ""
+    return (
+        f"the input has list columns {nested}: one row per user with lists. Convert it with "
+        f"rke.from_lists(frame, query={columns.query!r}, recommended={recommended!r}"
+        f"{relevant}), or pass item={recommended!r}"
+        + (f", relevance={others[0]!r}" if others else "")
+        + " to evaluate it as it is"
+    )
