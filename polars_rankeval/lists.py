@@ -13,7 +13,7 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankeval._engine.columns import Columns
-from polars_rankeval._engine.columns import nested as _nested
+from polars_rankeval._engine.columns import holds_lists as _nested
 from polars_rankeval._engine.warn import user_site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,

@@ -163,15 +163,15 @@ def check_relevance_level(relevance_level: object) -> int:
     return relevance_level
 
 
-def nested(dtype: pl.DataType) -> bool:
+def holds_lists(dtype: pl.DataType) -> bool:
     """Whether a column of this type holds lists (a list-shaped input's columns)."""
     return isinstance(dtype, pl.List | pl.Array)
 
 
 def list_shaped(schema: pl.Schema, columns: Columns) -> str | None:
     """A hint when the input looks list-shaped (one row per user with list columns), else None."""
-    nested = [name for name in schema.names() if nested(schema[name])]
-    if not nested or (columns.item in schema and not nested(schema[columns.item])):
+    nested = [name for name in schema.names() if holds_lists(schema[name])]
+    if not nested or (columns.item in schema and not holds_lists(schema[columns.item])):
         return None
     recommended = columns.item if columns.item in nested else nested[0]
     others = [name for name in nested if name != recommended]
