@@ -178,23 +178,17 @@ def fixed_cutoff(text: str) -> str | None:
     return fixed if fixed != text.strip() and fixed.isdigit() else None
 
 
-def unreadable_hint(spec: str, foreign: Mapping[str, str], trec_names: list[str] | None) -> str:
+def unreadable_hint(spec: str, foreign: Mapping[str, str]) -> str:
     """A hint for a metric string the grammar cannot read, or ``""``.
 
     An ir_measures name in the wrong case (``ndcg(dcg='exp-log2')@10``: those names are
-    case-sensitive) or trec_eval's ``-m`` form with a dot (``P.10``, whose printed names
-    ``trec_names`` the registry passes in).
+    case-sensitive). trec_eval's ``-m`` forms (``P.5,10``) need no hint: the parser reads them.
 
     Examples
     --------
-    >>> print(unreadable_hint("ndcg(dcg='exp-log2')@10", {"nDCG": "ndcg"}, None))
+    >>> print(unreadable_hint("ndcg(dcg='exp-log2')@10", {"nDCG": "ndcg"}))
     ; did you mean "nDCG(dcg='exp-log2')@10"? (ir_measures names are case-sensitive)
-    >>> print(unreadable_hint("P.5,10", {}, ["P_5", "P_10"]))
-    ; did you mean 'P_5', 'P_10'? (trec_eval's -m form; the API reads its printed names)
     """
-    if trec_names:
-        shown = ", ".join(repr(name) for name in trec_names)
-        return f"; did you mean {shown}? (trec_eval's -m form; the API reads its printed names)"
     found = re.match(r"[^\W\d]\w*", spec.strip())
     if found is None:
         return ""

@@ -3,6 +3,11 @@
 The builders are also the typed way to pass options inside one ``evaluate`` call::
 
     rke.evaluate(log, ["map", rke.metrics.ndcg(10, gain="exp"), rke.metrics.err(10)])
+
+Every family is also reachable by its metric string's spelling: ``rke.metrics.map`` is
+:func:`average_precision`, ``rke.metrics.mrr`` is :func:`reciprocal_rank`, ``rke.metrics.p`` is
+:func:`precision` (the aliases below; ``tests/api/test_vocabulary.py`` checks them against the
+families table in ``polars_rankeval/_names/families.py``).
 """
 
 from __future__ import annotations
@@ -75,6 +80,31 @@ from polars_rankeval.metrics.trec_sets import (
 )
 from polars_rankeval.metrics.user_model import err, rbp
 
+
+def hit_rate(k: int) -> Metric:
+    """``hit_rate@k``: :func:`success` under the name recommender libraries use.
+
+    >>> hit_rate(10).name
+    'hit_rate@10'
+    """
+    return success(k, name="hit_rate")
+
+
+# The families' string spellings (the families table's ``ident``), for the builders named
+# otherwise: one name per family, whichever vocabulary the user comes from.
+p = precision
+map = average_precision  # the metric string's name (builtins.map is not used in this module)
+mrr = reciprocal_rank
+mar = mean_average_recall
+frp = first_relevant_position
+infap = inferred_average_precision
+bing = bin_g
+set_p = set_precision
+set_relative_p = set_relative_precision
+relative_p = relative_precision
+rprec_mult = r_precision_mult
+unj = unjudged
+
 __all__ = [
     "Metric",
     "accuracy",
@@ -86,6 +116,7 @@ __all__ = [
     "auc",
     "average_precision",
     "bin_g",
+    "bing",
     "bpm",
     "bpref",
     "categorical_diversity",
@@ -100,14 +131,17 @@ __all__ = [
     "f1",
     "fall_out",
     "first_relevant_position",
+    "frp",
     "g",
     "gauc",
     "gini",
     "gm_bpref",
     "gm_map",
+    "hit_rate",
     "hits",
     "ild",
     "ils",
+    "infap",
     "inferred_average_precision",
     "insq",
     "inst",
@@ -115,9 +149,12 @@ __all__ = [
     "iprec_at_recall_levels",
     "judged",
     "kendall_tau",
+    "map",
     "map_ia",
+    "mar",
     "mean_average_recall",
     "mean_rank",
+    "mrr",
     "msndcg",
     "ncg",
     "ncu",
@@ -139,6 +176,7 @@ __all__ = [
     "num_rel_ret",
     "num_ret",
     "o_measure",
+    "p",
     "p_ia",
     "p_measure",
     "p_plus",
@@ -151,20 +189,25 @@ __all__ = [
     "rbp_resid",
     "recall",
     "reciprocal_rank",
+    "relative_p",
     "relative_precision",
     "rndcg",
+    "rprec_mult",
     "sdcg",
     "serendipity",
     "set_f",
     "set_map",
+    "set_p",
     "set_precision",
     "set_recall",
+    "set_relative_p",
     "set_relative_precision",
     "spearman",
     "strec",
     "success",
     "surprisal",
     "unexpectedness",
+    "unj",
     "unjudged",
     "unseen",
     "utility",

@@ -253,7 +253,6 @@ def test_unknown_metric_from_evaluate_and_the_namespace(log):
         ("P@l0", r"did you mean 'P@10'\?"),
         ("ndcg@5,1O", r"did you mean 'ndcg@5,10'\?"),
         ("ndcg(dcg='exp-log2')@10", r"did you mean \"nDCG\(dcg='exp-log2'\)@10\"\?.*case"),
-        ("P.5,10", r"did you mean 'P_5', 'P_10'\?"),
     ],
 )
 def test_other_misspellings_get_a_hint(typed, match):
