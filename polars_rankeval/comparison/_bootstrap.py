@@ -12,9 +12,8 @@ system, so the difference is paired by query; its p-value is the shifted bootstr
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -26,11 +25,28 @@ from polars_rankeval._engine.plan import finish_all
 from polars_rankeval._engine.settings import settings_for
 from polars_rankeval._engine.summary import drop_empty_queries, summary
 from polars_rankeval._engine.tables import Tables, make_tables
+from polars_rankeval._engine.vocabulary import (
+    BASELINE_VALUE,
+    CI_HIGH,
+    CI_LOW,
+    DELTA,
+    METRIC,
+    N_QUERIES,
+    VALUE,
+    baseline_column,
+    renamed,
+)
+from polars_rankeval._engine.warn import warn_at
 from polars_rankeval._names.registry import MetricRequest, resolve_metrics
 from polars_rankeval.comparison._pairing import resolve_baseline, system_names
 from polars_rankeval.errors import BootstrapBiasWarning, InvalidOptionError
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics._base import Metric
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from polars_rankeval._engine.vocabulary import EvaluateOptions
 
 _DRAW = "__rke_draw"
 _SYSTEM = "__rke_system"
@@ -38,7 +54,10 @@ _SYSTEM = "__rke_system"
 _CHUNK = 50
 
 
-def _check(n_resamples: object, alpha: object) -> None:
+def _check(n_resamples: object, alpha: object, evaluate_keywords: dict[str, Any]) -> None:
+    if "per_query" in evaluate_keywords:
+        msg = "option per_query= is set by bootstrap (it resamples the per-query frame)"
+        raise InvalidOptionError(msg)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 10:
         msg = f"option n_resamples= must be an int >= 10, got {n_resamples!r}"
         raise InvalidOptionError(msg)
@@ -53,8 +72,9 @@ def _values(
     return summary(per_query.lazy(), resolved, by, tables).collect()
 
 
+@renamed(log="data")
 def bootstrap(
-    log: pl.DataFrame | pl.LazyFrame,
+    data: pl.DataFrame | pl.LazyFrame,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
     by: str | Sequence[str],
@@ -63,7 +83,7 @@ def bootstrap(
     alpha: float = 0.05,
     seed: int = 0,
     direction: Directions = None,
-    **evaluate_keywords: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> pl.DataFrame:
     """Bootstrap intervals over queries (users), for any metric, per system.
 
@@ -74,7 +94,7 @@ def bootstrap(
 
     Parameters
     ----------
-    log
+    data
         The long-format log, as for :func:`~polars_rankeval.evaluate`.
     metrics
         Metric strings or objects.
@@ -90,15 +110,20 @@ def bootstrap(
         ``{metric: "higher" | "lower" | "none"}``: overrides a metric's declared direction in
         ``higher_is_better`` (``{"gini@10": "higher"}``), as in
         :func:`~polars_rankeval.compare`.
-    **evaluate_keywords
+    **options
         Passed to :func:`~polars_rankeval.evaluate` (``train=``, ``catalog=``, conventions ...).
 
     Returns
     -------
     pl.DataFrame
-        One row per (metric, system): ``metric``, ``system``, ``higher_is_better``, ``value``
-        (what ``evaluate`` gives), ``ci_low``, ``ci_high``, ``queries``; with a baseline also
-        ``baseline_value``, ``delta``, ``delta_ci_low``, ``delta_ci_high``, ``p_value``.
+        One row per (metric, system), in the columns every long result shares: ``metric``,
+        the ``by`` columns under their own names, ``value`` (what ``evaluate`` gives), its
+        interval ``ci_low``, ``ci_high``, ``n_queries``, ``higher_is_better``. With a baseline
+        the row is about the difference, as in :func:`~polars_rankeval.compare`: ``metric``,
+        the ``by`` columns, the baseline's ``baseline_<by>`` columns, ``value``,
+        ``baseline_value``, ``delta`` (system − baseline), ``ci_low``, ``ci_high`` (the interval
+        of ``delta``), ``n_queries``, ``p_value``, then ``value_ci_low``, ``value_ci_high``
+        (the interval of ``value``) and ``higher_is_better``.
 
     Examples
     --------
@@ -117,17 +142,17 @@ def bootstrap(
     │ neural ┆ 0.7065 ┆ true  │
     └────────┴────────┴────────┘
     """
-    _check(n_resamples, alpha)
-    if "per_query" in evaluate_keywords:
-        msg = "option per_query= is set by bootstrap (it resamples the per-query frame)"
-        raise InvalidOptionError(msg)
+    evaluate_keywords: dict[str, Any] = dict(options)
+    _check(n_resamples, alpha, evaluate_keywords)
     keys = [by] if isinstance(by, str) else list(by)
     per_query, resolved, tables, query = _per_query(
-        log, metrics, keys, evaluate_keywords, direction
+        data, metrics, keys, evaluate_keywords, direction
     )
     observed = _values(per_query, resolved, keys, tables)
     observed = observed.with_columns(system_names(keys).alias(_SYSTEM))
     systems = observed[_SYSTEM].to_list()
+    # each system's own key values: several by columns stay columns (never the joined name)
+    key_values = {row[-1]: row[:-1] for row in observed.select(*keys, _SYSTEM).iter_rows()}
     chosen = resolve_baseline(baseline, systems)
     queries = per_query.select(query).unique(maintain_order=False).sort(query)
     n_queries = queries.height
@@ -161,47 +186,83 @@ def bootstrap(
                 continue  # the baseline's own row would compare it with itself
             value = observed.filter(pl.col(_SYSTEM) == system)[label].item()
             samples = wide[system].drop_nulls().to_numpy() if system in wide.columns else None
-            low, high = _basic_interval(value, samples, low_q, high_q)
+            low, high = _checked_interval(value, samples, (low_q, high_q), label, unreliable)
+            n_queries = counts.filter(pl.col(_SYSTEM) == system)["len"].item()
             row: dict[str, Any] = {
-                "metric": label,
-                "system": system,
-                "higher_is_better": meaning.higher_is_better,
-                "value": value,
-                "ci_low": low,
-                "ci_high": high,
-                "queries": counts.filter(pl.col(_SYSTEM) == system)["len"].item(),
+                METRIC: label,
+                **dict(zip(keys, key_values[system], strict=True)),
             }
-            if chosen is not None:
+            if chosen is None:
+                row |= {VALUE: value, CI_LOW: low, CI_HIGH: high, N_QUERIES: n_queries}
+            else:
+                row |= {
+                    baseline_column(key): key_value
+                    for key, key_value in zip(keys, key_values[chosen], strict=True)
+                }
                 base_value = observed.filter(pl.col(_SYSTEM) == chosen)[label].item()
                 both = wide.select(system, chosen).drop_nulls()
                 delta = (both[system] - both[chosen]).to_numpy()
                 observed_delta = None if value is None or base_value is None else value - base_value
-                delta_low, delta_high = _basic_interval(observed_delta, delta, low_q, high_q)
+                delta_low, delta_high = _checked_interval(
+                    observed_delta, delta, (low_q, high_q), label, unreliable
+                )
+                # compare's columns first (they stack), then what only bootstrap has
                 row |= {
-                    "baseline_value": base_value,
-                    "delta": observed_delta,
-                    "delta_ci_low": delta_low,
-                    "delta_ci_high": delta_high,
+                    VALUE: value,
+                    BASELINE_VALUE: base_value,
+                    DELTA: observed_delta,
+                    CI_LOW: delta_low,
+                    CI_HIGH: delta_high,
+                    N_QUERIES: n_queries,
                     "p_value": p_values[(label, system)],
+                    "value_ci_low": low,
+                    "value_ci_high": high,
                 }
-                if _outside(observed_delta, delta_low, delta_high):
-                    # an interval that misses its own estimate is no interval: say so
-                    unreliable.add(label)
-                    row |= {"delta_ci_low": None, "delta_ci_high": None}
-            if _outside(value, row["ci_low"], row["ci_high"]):
-                unreliable.add(label)
-                row |= {"ci_low": None, "ci_high": None}
+            row["higher_is_better"] = meaning.higher_is_better
             rows.append(row)
     if unreliable:
-        warnings.warn(
-            f"no bootstrap interval for {', '.join(map(repr, sorted(unreliable)))} (left "
-            "null): the resampled values miss the observed one, because resampling the users "
-            "biases this metric (distinct-item counts such as coverage fall when users repeat); "
-            "its p_value comes from the paired randomization test, which resamples nothing",
-            BootstrapBiasWarning,
-            stacklevel=2,
-        )
-    return pl.DataFrame(rows)
+        _warn_unreliable(unreliable)
+    return _typed(pl.DataFrame(rows), observed.schema, keys)
+
+
+def _checked_interval(
+    observed: float | None,
+    samples: np.ndarray | None,
+    levels: tuple[float, float],
+    label: str,
+    unreliable: set[str],
+) -> tuple[float | None, float | None]:
+    """The basic interval, or none (``label`` noted) when it misses its own estimate."""
+    low, high = _basic_interval(observed, samples, *levels)
+    if _outside(observed, low, high):
+        # an interval that misses its own estimate is no interval: say so
+        unreliable.add(label)
+        return None, None
+    return low, high
+
+
+def _warn_unreliable(unreliable: set[str]) -> None:
+    warn_at(
+        f"no bootstrap interval for {', '.join(map(repr, sorted(unreliable)))} (left "
+        "null): the resampled values miss the observed one, because resampling the users "
+        "biases this metric (distinct-item counts such as coverage fall when users repeat); "
+        "its p_value comes from the paired randomization test, which resamples nothing",
+        BootstrapBiasWarning,
+    )
+
+
+def _typed(out: pl.DataFrame, types: pl.Schema, keys: list[str]) -> pl.DataFrame:
+    """The key columns in the log's types (rows of Python values would widen them)."""
+    if out.is_empty():
+        return out
+    return out.with_columns(
+        [pl.col(key).cast(types[key]) for key in keys]
+        + [
+            pl.col(baseline_column(key)).cast(types[key])
+            for key in keys
+            if baseline_column(key) in out.columns
+        ]
+    )
 
 
 def _basic_interval(

@@ -23,7 +23,7 @@ def test_value_is_evaluates_and_the_interval_matches_the_normal_theory(
     for row in out.iter_rows(named=True):
         values = per_query.filter(pl.col("system") == row["system"])["ndcg@10"].to_numpy()
         assert row["value"] == pytest.approx(values.mean(), rel=1e-12)
-        assert row["queries"] == len(values)
+        assert row["n_queries"] == len(values)
         # the bootstrap of a mean of 3,000 values: mean ± 1.96 sd / sqrt(n), to a few %
         half = 1.959964 * values.std(ddof=1) / np.sqrt(len(values))
         assert row["ci_low"] == pytest.approx(values.mean() - half, abs=0.1 * half)
@@ -35,7 +35,9 @@ def test_paired_delta_against_a_baseline(sample: pl.DataFrame) -> None:
     assert out["system"].to_list() == ["neural"]
     row = out.row(0, named=True)
     assert row["delta"] == pytest.approx(row["value"] - row["baseline_value"], rel=1e-12)
-    assert row["delta_ci_low"] < row["delta"] < row["delta_ci_high"]
+    assert row["ci_low"] < row["delta"] < row["ci_high"]
+    assert row["value_ci_low"] < row["value"] < row["value_ci_high"]
+    assert row["baseline_system"] == "bm25"
     # no draw lies 0.18 away from the observed gap: p at its floor 1 / (n + 1)
     assert row["p_value"] == pytest.approx(1 / 501)
 
@@ -64,12 +66,12 @@ def test_per_system_metric_gets_an_interval_from_whole_recomputations() -> None:
     coverage_b = np.array([len(set(row % 2)) for row in drawn]) / 10
     delta = coverage_b - coverage_a
     # the basic interval: the observed delta (-0.8) minus the draws' deviations from it
-    assert row["delta_ci_low"] == pytest.approx(2 * -0.8 - np.quantile(delta, 0.975))
-    assert row["delta_ci_high"] == pytest.approx(2 * -0.8 - np.quantile(delta, 0.025))
-    assert row["ci_low"] == row["ci_high"] == 0.2
+    assert row["ci_low"] == pytest.approx(2 * -0.8 - np.quantile(delta, 0.975))
+    assert row["ci_high"] == pytest.approx(2 * -0.8 - np.quantile(delta, 0.025))
+    assert row["value_ci_low"] == row["value_ci_high"] == 0.2
     # coverage of resampled users is biased down, which the basic interval corrects: the
     # interval holds the observed difference
-    assert row["delta_ci_low"] <= row["delta"] <= row["delta_ci_high"]
+    assert row["ci_low"] <= row["delta"] <= row["ci_high"]
 
 
 def test_options_are_checked() -> None:
@@ -99,6 +101,55 @@ def test_a_biased_interval_is_left_null_and_the_randomization_test_decides() -> 
         )
     row = out.filter(pl.col("system") == "random").row(0, named=True)
     assert row["delta"] == pytest.approx(0.983 - 0.027, abs=1e-3)
-    assert row["delta_ci_low"] is None
-    assert row["delta_ci_high"] is None
+    assert row["ci_low"] is None
+    assert row["ci_high"] is None
     assert row["p_value"] == pytest.approx(1 / 101)  # no swap of lists gets near 0.956
+
+
+def test_the_columns_are_the_shared_schema_without_and_with_a_baseline(
+    sample: pl.DataFrame,
+) -> None:
+    alone = rke.bootstrap(sample, ["ndcg@10"], by="system", n_resamples=20)
+    assert alone.columns == [
+        "metric",
+        "system",
+        "value",
+        "ci_low",
+        "ci_high",
+        "n_queries",
+        "higher_is_better",
+    ]
+    paired = rke.bootstrap(sample, ["ndcg@10"], by="system", baseline="bm25", n_resamples=20)
+    assert paired.columns == [
+        "metric",
+        "system",
+        "baseline_system",
+        "value",
+        "baseline_value",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "n_queries",
+        "p_value",
+        "value_ci_low",
+        "value_ci_high",
+        "higher_is_better",
+    ]
+
+
+def test_two_by_columns_stay_two_columns() -> None:
+    # two keys (model, size): each stays a column of its own, the baseline's as baseline_<key>
+    log = LOG.with_columns(pl.col("system").alias("model"), pl.lit(1).alias("size")).drop("system")
+    out = rke.bootstrap(log, ["p@2"], by=["model", "size"], baseline=("a", "1"), n_resamples=20)
+    assert out.columns[:5] == ["metric", "model", "size", "baseline_model", "baseline_size"]
+    assert out["size"].dtype == pl.Int32
+    assert out.select("model", "size", "baseline_model", "baseline_size").rows() == [
+        ("b", 1, "a", 1)
+    ]
+
+
+def test_the_old_log_keyword_warns_and_still_works(sample: pl.DataFrame) -> None:
+    new = rke.bootstrap(sample, ["ndcg@10"], by="system", n_resamples=20)
+    with pytest.warns(rke.RankEvalDeprecationWarning, match="log= is renamed data="):
+        old = rke.bootstrap(log=sample, metrics=["ndcg@10"], by="system", n_resamples=20)
+    assert old.equals(new)
