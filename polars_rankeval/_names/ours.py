@@ -17,6 +17,7 @@ from typing import Any
 from polars_rankeval._names.did_you_mean import fixed_cutoff, unreadable_hint
 from polars_rankeval._names.families import ALIASES, Family
 from polars_rankeval._names.ir_measures import _FAMILIES as _IRM_FAMILIES
+from polars_rankeval._names.trec_eval import TREC_MEASURES
 from polars_rankeval.conventions import Convention
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
 from polars_rankeval.metrics._base import Metric
@@ -142,6 +143,8 @@ def parse_ours(
         raise InvalidOptionError(msg)
     if family.cutoff == "required" and cutoffs == [None]:
         msg = f"metric {canonical!r} needs a cutoff, e.g. '{canonical}@10'"
+        if TREC_MEASURES.get(spec):  # trec_eval's -m P: its default cutoffs, written out
+            msg += f" (trec_eval's -m {spec} is '{spec}.{TREC_MEASURES[spec]}', which reads too)"
         raise InvalidOptionError(msg)
     # option values keep their case (a column or system name); names and choices do not matter
     options = _parse_options(

@@ -215,7 +215,8 @@ def test_lazy_equals_eager_and_baseline() -> None:
     lazy_namespace = log.lazy().rank_eval.similarity(  # type: ignore[attr-defined]
         names, by="system", baseline="s2"
     )
-    assert_frame_equal(lazy_namespace, eager, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    # lazy in, lazy out: the namespace hands a LazyFrame back
+    assert_frame_equal(lazy_namespace.collect(), eager, check_exact=False, rel_tol=0, abs_tol=1e-12)
 
 
 def test_by_two_columns_names_systems_by_joined_values() -> None:

@@ -318,7 +318,7 @@ def test_compare_is_evaluate_then_compare_per_query(sample_log) -> None:
     )
     assert direct["n_queries"].to_list() == [3000, 3000]
     assert log.rank_eval.compare(["map"], by="system", baseline="bm25").height == 1
-    assert log.lazy().rank_eval.compare(["map"], by="system").height == 1
+    assert log.lazy().rank_eval.compare(["map"], by="system").collect().height == 1
 
 
 def test_all_pairs_and_several_by_columns() -> None:
