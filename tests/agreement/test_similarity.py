@@ -7,6 +7,7 @@ import itertools
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -26,6 +27,16 @@ from polars_rankeval.errors import (
 DATA = Path(__file__).parents[1] / "data" / "rbo_corsi_urbano.csv"
 VARIANTS: tuple[Ties, ...] = ("w", "a", "b")
 OUTPUTS = ("ext", "min", "max", "res")
+
+
+def _wide(long: pl.DataFrame) -> pl.DataFrame:
+    """The long result with one column per metric again (the tests read values by metric)."""
+    index = [name for name in long.columns if name not in {"metric", "value"}]
+    return long.pivot(on="metric", index=index, values="value")
+
+
+def _sim(*args: Any, **keywords: Any) -> pl.DataFrame:
+    return _wide(rke.similarity(*args, **keywords))
 
 
 def _table() -> pl.DataFrame:
@@ -58,7 +69,7 @@ def test_rbo_reproduces_corsi_urbano_table() -> None:
         for v in VARIANTS
         for o in OUTPUTS
     ]
-    got = rke.similarity(log, measures, by="system", per_query=True)
+    got = _sim(log, measures, by="system", per_query=True)
     assert got.height == table.height
     joined = got.join(table.rename({"p": "query"}), on="query", suffix="_ref")
     assert joined.height == table.height
@@ -74,11 +85,11 @@ def test_rbo_metric_strings_reproduce_table_rows() -> None:
     for row in table.iter_rows(named=True):
         log = _log_from_strings(pl.DataFrame([row]))
         names = [f"rbo(p={row['p']!r},output={o},ties={v})" for v in VARIANTS for o in OUTPUTS]
-        got = rke.similarity(log, names, by="system")
+        got = _sim(log, names, by="system")
         for name, (v, o) in zip(names, itertools.product(VARIANTS, OUTPUTS), strict=True):
             assert got[name][0] == pytest.approx(row[f"{v}.{o}"], abs=1e-12)
         # the keyword sets the variant of an rbo without ties=
-        keyword = rke.similarity(log, f"rbo(p={row['p']!r},output=min)", by="system", ties="b")
+        keyword = _sim(log, f"rbo(p={row['p']!r},output=min)", by="system", ties="b")
         assert keyword[f"rbo(p={row['p']!r},output=min)"][0] == pytest.approx(
             row["b.min"], abs=1e-12
         )
@@ -99,12 +110,12 @@ def test_trec_ties_equal_the_variants_on_the_broken_order() -> None:
         .alias("score")
     )
     names = [f"rbo(p=0.9,output={o})" for o in OUTPUTS]
-    trec = rke.similarity(log, names, by="system", per_query=True)
+    trec = _sim(log, names, by="system", per_query=True)
     for variant in VARIANTS:
-        other = rke.similarity(strict, names, by="system", per_query=True, ties=variant)
+        other = _sim(strict, names, by="system", per_query=True, ties=variant)
         for name in names:
             assert (trec[name] - other[name]).abs().max() < 1e-12
-    with_ties = rke.similarity(log, names, by="system", per_query=True, ties="a")
+    with_ties = _sim(log, names, by="system", per_query=True, ties="a")
     assert (trec[names[0]] - with_ties[names[0]]).abs().max() > 1e-3
 
 
@@ -162,7 +173,7 @@ def test_set_measures_and_kendall_match_brute_force(ties: str) -> None:
     log = _generated()
     k = 5
     names = [f"jaccard@{k}", f"overlap@{k}", f"kendall_tau@{k}", "jaccard"]
-    got = rke.similarity(log, names, by="system", per_query=True, ties=ties)  # type: ignore[arg-type]
+    got = _sim(log, names, by="system", per_query=True, ties=ties)  # type: ignore[arg-type]
     lists = _lists(log)
     expected_rows = 0
     for a, b in itertools.combinations(["s1", "s2", "s3"], 2):
@@ -172,7 +183,7 @@ def test_set_measures_and_kendall_match_brute_force(ties: str) -> None:
                 continue
             expected_rows += 1
             row = got.filter(
-                (pl.col("system") == a) & (pl.col("other") == b) & (pl.col("query") == q)
+                (pl.col("system") == a) & (pl.col("baseline_system") == b) & (pl.col("query") == q)
             )
             assert row.height == 1
             jaccard, overlap, tau = _brute(lists[a, q], lists[b, q], k, ties)
@@ -188,12 +199,15 @@ def test_set_measures_and_kendall_match_brute_force(ties: str) -> None:
                 len(whole_a & whole_b) / len(whole_a | whole_b), abs=1e-12
             )
     assert got.height == expected_rows
-    means = rke.similarity(log, names, by="system", ties=ties)  # type: ignore[arg-type]
-    assert means.columns == ["system", "other", *names, "queries", "unpaired"]
+    means = _sim(log, names, by="system", ties=ties)  # type: ignore[arg-type]
+    assert means.columns == ["system", "baseline_system", "n_queries", "unpaired", *names]
     for mean in means.iter_rows(named=True):
-        mine = got.filter((pl.col("system") == mean["system"]) & (pl.col("other") == mean["other"]))
-        assert mean["queries"] == mine.height
-        assert mean["unpaired"] == (1 if "s3" in (mean["system"], mean["other"]) else 0)
+        mine = got.filter(
+            (pl.col("system") == mean["system"])
+            & (pl.col("baseline_system") == mean["baseline_system"])
+        )
+        assert mean["n_queries"] == mine.height
+        assert mean["unpaired"] == (1 if "s3" in (mean["system"], mean["baseline_system"]) else 0)
         for name in names:
             assert mean[name] == pytest.approx(mine[name].mean(), abs=1e-12)
 
@@ -201,39 +215,59 @@ def test_set_measures_and_kendall_match_brute_force(ties: str) -> None:
 def test_lazy_equals_eager_and_baseline() -> None:
     log = _generated(3)
     names = ["rbo(p=0.8)", "rbo(p=0.95,output=res,ties=a)", "jaccard@3", "kendall_tau@10"]
-    eager = rke.similarity(log, names, by="system", baseline="s2")
-    lazy = rke.similarity(log.lazy(), names, by="system", baseline="s2")
+    eager = _sim(log, names, by="system", baseline="s2")
+    lazy = _sim(log.lazy(), names, by="system", baseline="s2")
     # Equal to rounding: the order in which Polars sums floats is not fixed.
     assert_frame_equal(eager, lazy, check_exact=False, rel_tol=0, abs_tol=1e-12)
-    assert eager.columns[:2] == ["baseline", "system"]
-    assert eager["baseline"].to_list() == ["s2", "s2"]
+    assert eager.columns[:2] == ["system", "baseline_system"]
+    assert eager["baseline_system"].to_list() == ["s2", "s2"]
     assert eager["system"].to_list() == ["s1", "s3"]
-    via_namespace = log.rank_eval.similarity(  # type: ignore[attr-defined]
-        names, by="system", baseline="s2"
+    via_namespace = _wide(
+        log.rank_eval.similarity(  # type: ignore[attr-defined]
+            names, by="system", baseline="s2"
+        )
     )
     assert_frame_equal(via_namespace, eager, check_exact=False, rel_tol=0, abs_tol=1e-12)
     lazy_namespace = log.lazy().rank_eval.similarity(  # type: ignore[attr-defined]
         names, by="system", baseline="s2"
     )
+    assert isinstance(lazy_namespace, pl.LazyFrame)
     # lazy in, lazy out: the namespace hands a LazyFrame back
-    assert_frame_equal(lazy_namespace.collect(), eager, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    assert_frame_equal(
+        _wide(lazy_namespace.collect()), eager, check_exact=False, rel_tol=0, abs_tol=1e-12
+    )
 
 
-def test_by_two_columns_names_systems_by_joined_values() -> None:
+def test_by_two_columns_keeps_each_key_a_column_of_its_own_type() -> None:
     log = _generated(5)
     split = log.with_columns(
         pl.col("system").str.slice(0, 1).alias("family"),
-        pl.col("system").str.slice(1).alias("version"),
+        pl.col("system").str.slice(1).cast(pl.Int32).alias("version"),
     ).drop("system")
     names = ["rbo(p=0.9,ties=b)", "overlap@4"]
-    one = rke.similarity(log, names, by="system", per_query=True)
+    one = _sim(log, names, by="system", per_query=True)
     two = rke.similarity(split, names, by=["family", "version"], per_query=True)
-    expected = one.with_columns(
-        pl.col("system").str.replace("s", "s / "), pl.col("other").str.replace("s", "s / ")
+    assert two.columns == [
+        "metric",
+        "family",
+        "version",
+        "baseline_family",
+        "baseline_version",
+        "query",
+        "value",
+    ]
+    assert two.schema["version"] == two.schema["baseline_version"] == pl.Int32
+    expected = one.select(
+        pl.col("system").str.slice(0, 1).alias("family"),
+        pl.col("system").str.slice(1).cast(pl.Int32).alias("version"),
+        pl.col("baseline_system").str.slice(0, 1).alias("baseline_family"),
+        pl.col("baseline_system").str.slice(1).cast(pl.Int32).alias("baseline_version"),
+        pl.exclude("system", "baseline_system"),
     )
-    assert_frame_equal(two, expected, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    assert_frame_equal(_wide(two), expected, check_exact=False, rel_tol=0, abs_tol=1e-12)
     base = rke.similarity(split, names, by=["family", "version"], baseline=("s", "1"))
-    assert base["baseline"].to_list() == ["s / 1", "s / 1"]
+    assert base.select("baseline_family", "baseline_version").unique().rows() == [("s", 1)]
+    assert sorted(set(base.select("family", "version").rows())) == [("s", 2), ("s", 3)]
 
 
 def test_null_scores_are_left_out() -> None:
@@ -241,8 +275,8 @@ def test_null_scores_are_left_out() -> None:
     extra = log.head(3).with_columns(pl.lit("dx").alias("item"), pl.lit(None).alias("score"))
     names = ["rbo(p=0.9)", "jaccard@5"]
     assert_frame_equal(
-        rke.similarity(pl.concat([log, extra]), names, by="system"),
-        rke.similarity(log, names, by="system"),
+        _sim(pl.concat([log, extra]), names, by="system"),
+        _sim(log, names, by="system"),
         check_exact=False,
         rel_tol=0,
         abs_tol=1e-12,
@@ -272,28 +306,28 @@ def test_null_scores_are_left_out() -> None:
 )
 def test_bad_metrics_name_the_option(metric: str, error: type[Exception], words: str) -> None:
     with pytest.raises(error, match=re.escape(words)):
-        rke.similarity(_generated(), [metric], by="system")
+        _sim(_generated(), [metric], by="system")
 
 
 def test_bad_input_errors() -> None:
     log = _generated()
     with pytest.raises(ColumnNotFoundError, match="'model'"):
-        rke.similarity(log, "jaccard@5", by="model")
+        _sim(log, "jaccard@5", by="model")
     with pytest.raises(ColumnNotFoundError, match=r"'rank' \(option score=\)"):
-        rke.similarity(log, "jaccard@5", by="system", score="rank")
+        _sim(log, "jaccard@5", by="system", score="rank")
     with pytest.raises(InvalidOptionError, match="baseline="):
-        rke.similarity(log, "jaccard@5", by="system", baseline="s9")
+        _sim(log, "jaccard@5", by="system", baseline="s9")
     with pytest.raises(InvalidOptionError, match="ties="):
-        rke.similarity(log, "jaccard@5", by="system", ties="expected")  # type: ignore[arg-type]
+        _sim(log, "jaccard@5", by="system", ties="expected")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="repeats"):
-        rke.similarity(log, ["jaccard@5", "jaccard@5"], by="system")
+        _sim(log, ["jaccard@5", "jaccard@5"], by="system")
     with pytest.raises(DuplicateItemError, match="more than once"):
-        rke.similarity(pl.concat([log, log.head(1)]), "jaccard@5", by="system")
+        _sim(pl.concat([log, log.head(1)]), "jaccard@5", by="system")
     nan = log.with_columns(
         pl.when(pl.int_range(pl.len()) == 0).then(float("nan")).otherwise("score").alias("score")
     )
     with pytest.raises(ColumnValueError, match="NaN"):
-        rke.similarity(nan, "jaccard@5", by="system")
+        _sim(nan, "jaccard@5", by="system")
 
 
 def test_cli_similarity_writes_the_table(tmp_path: Path) -> None:
@@ -316,7 +350,8 @@ def test_cli_similarity_writes_the_table(tmp_path: Path) -> None:
     _run_similarity(
         [str(path), "--by", "system", "--per-query", "--format", "json", "-o", str(out)]
     )
-    assert pl.read_json(out).height == 25 + 24 + 24  # s3 lacks one query of 25
+    # long: one row per (metric, pair, query); s3 lacks one query of 25
+    assert pl.read_json(out).height == 2 * (25 + 24 + 24)
     with pytest.raises(CliError, match="--by"):
         _run_similarity([str(path)])
     with pytest.raises(InvalidOptionError, match="baseline="):
@@ -345,19 +380,24 @@ def test_within_segments_equals_each_segment_alone() -> None:
         rows, schema=["country", "system", "query", "item", "score"], orient="row"
     ).unique(["country", "system", "query", "item"])
     metrics = ["rbo(p=0.8)", "jaccard@3"]
-    both = rke.similarity(log, metrics, by="system", within="country")
-    assert both.columns[:3] == ["country", "system", "other"]
+    both = _sim(log, metrics, by="system", within="country")
+    assert rke.similarity(log, metrics, by="system", within="country").columns[:4] == [
+        "metric",
+        "country",
+        "system",
+        "baseline_system",
+    ]
     for country in ("de", "fr"):
-        alone = rke.similarity(log.filter(pl.col("country") == country), metrics, by="system")
+        alone = _sim(log.filter(pl.col("country") == country), metrics, by="system")
         mine = both.filter(pl.col("country") == country).drop("country")
         assert mine.columns == alone.columns
         for name in metrics:
             assert mine[name].to_list() == pytest.approx(alone[name].to_list(), abs=1e-12)
     with pytest.warns(rke.EmptyEvaluationWarning, match="fr"):
-        with_baseline = rke.similarity(log, metrics, by="system", baseline="a", within="country")
+        with_baseline = _sim(log, metrics, by="system", baseline="a", within="country")
     assert with_baseline["country"].unique().to_list() == ["de"]
     with pytest.raises(ColumnNotFoundError, match="within="):
-        rke.similarity(log, metrics, by="system", within="region")
+        _sim(log, metrics, by="system", within="region")
 
 
 @pytest.mark.parametrize("bucket_rows", [60, 400, 10**9])
@@ -371,11 +411,42 @@ def test_buckets_of_queries_give_the_same_rows(
 
     log = _generated(5)
     names = ["rbo(p=0.9)", "rbo(p=0.8,output=min,ties=b)", "jaccard@5", "kendall_tau@5"]
-    whole = rke.similarity(log, names, by="system", per_query=True)
-    whole_means = rke.similarity(log, names, by="system")
+    whole = _sim(log, names, by="system", per_query=True)
+    whole_means = _sim(log, names, by="system")
     monkeypatch.setattr(similarity_module, "BUCKET_ROWS", bucket_rows)
-    split = rke.similarity(log, names, by="system", per_query=True)
-    split_means = rke.similarity(log, names, by="system")
+    split = _sim(log, names, by="system", per_query=True)
+    split_means = _sim(log, names, by="system")
     assert_frame_equal(split, whole, check_exact=False, rel_tol=0, abs_tol=1e-12)
     assert_frame_equal(split_means, whole_means, check_exact=False, rel_tol=0, abs_tol=1e-12)
     assert whole.height > 40
+
+
+def test_the_result_is_long_in_the_shared_columns() -> None:
+    log = _generated(3)
+    out = rke.similarity(log, ["jaccard@3", "overlap@2"], by="system", baseline="s2")
+    assert out.columns == ["metric", "system", "baseline_system", "n_queries", "value", "unpaired"]
+    assert out.select("metric", "system").rows() == [
+        ("jaccard@3", "s1"),
+        ("jaccard@3", "s3"),
+        ("overlap@2", "s1"),
+        ("overlap@2", "s3"),
+    ]
+    per_query = rke.similarity(log, "jaccard@3", by="system", per_query=True)
+    assert per_query.columns == ["metric", "system", "baseline_system", "query", "value"]
+
+
+def test_relevance_is_accepted_and_only_checked_to_exist() -> None:
+    # one set of column keywords serves every function (design review snippet 3)
+    log = _generated(3).with_columns(pl.lit(1).alias("rel"))
+    cols = {"query": "query", "item": "item", "score": "score", "relevance": "rel"}
+    with_rel = rke.similarity(log, "jaccard@3", by="system", **cols)
+    assert_frame_equal(with_rel, rke.similarity(log, "jaccard@3", by="system"))
+    with pytest.raises(ColumnNotFoundError, match=r"'grade' \(option relevance=\)"):
+        rke.similarity(log, "jaccard@3", by="system", relevance="grade")
+
+
+def test_the_old_log_keyword_warns_and_still_works() -> None:
+    log = _generated(3)
+    with pytest.warns(rke.RankEvalDeprecationWarning, match="log= is renamed data="):
+        old = rke.similarity(log=log, metrics="jaccard@3", by="system")
+    assert_frame_equal(old, rke.similarity(log, "jaccard@3", by="system"))

@@ -23,6 +23,7 @@ import polars as pl
 from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.exact_sum import exact_mean
 from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.vocabulary import METRIC, N_QUERIES, VALUE, baseline_column, renamed
 from polars_rankeval._names.split import split_each
 from polars_rankeval.agreement._similarity._lists import (
     check_input,
@@ -49,8 +50,9 @@ BUCKET_ROWS = 2_000_000
 __all__ = ["OUTPUTS", "TIES", "Measure", "Ties", "parse_measure", "similarity"]
 
 
+@renamed(log="data")
 def similarity(
-    log: object,
+    data: object,
     metrics: str | Measure | Sequence[str | Measure],
     *,
     by: str | Sequence[str],
@@ -58,6 +60,7 @@ def similarity(
     query: str = "query",
     item: str = "item",
     score: str = "score",
+    relevance: str | None = None,
     per_query: bool = False,
     ties: Ties = "trec",
     within: str | Sequence[str] | None = None,
@@ -66,7 +69,7 @@ def similarity(
 
     Parameters
     ----------
-    log
+    data
         Long-format rows (DataFrame, LazyFrame, pandas or Arrow): one row per (system, query,
         item) with a score; rows with a null score are left out (not retrieved).
     metrics
@@ -79,11 +82,15 @@ def similarity(
         when all of them tie in one list). Top-k lists follow trec_eval's order (score
         descending, ties by item id descending).
     by
-        The column(s) naming the systems; several columns name a system by their values
-        joined by ``" / "``.
+        The column(s) naming the systems; each stays a column of the output.
     baseline
         A system (a value, or a tuple of the ``by`` values): every other system is compared
         with it. ``None`` (default): every unordered pair.
+    query, item, score
+        The columns' names, as for :func:`~polars_rankeval.evaluate`.
+    relevance
+        Accepted so that one set of column keywords serves every function; similarity needs
+        no labels, so the column is only checked to exist (when named), never read.
     per_query
         One row per (pair, query) instead of the means.
     ties
@@ -101,11 +108,14 @@ def similarity(
     Returns
     -------
     pl.DataFrame
-        With ``baseline=``: columns ``baseline``, ``system``; otherwise ``system``, ``other``
-        (``system`` sorts first). Means: one row per pair, each metric's mean over the queries
-        both systems have (Kendall's over those where it is defined), ``queries`` (their
-        number) and ``unpaired`` (queries only one of the two has, left out). ``per_query``:
-        the pair, the query column and the metrics.
+        Long, in the columns every long result shares: one row per (metric, pair of systems):
+        ``metric``, the ``by`` columns (a system), the ``baseline_<by>`` columns (the system it
+        is compared with: the baseline, or without ``baseline=`` the later of the pair in sort
+        order), ``n_queries`` (the queries both systems have), ``value`` (the metric's mean
+        over them; Kendall's over those where it is defined) and ``unpaired`` (queries only
+        one of the two has, left out). ``per_query``: ``metric``, the two systems' columns,
+        the query column and ``value``, one row per (metric, pair, query). With ``within=``
+        the segment columns follow ``metric``.
 
     Examples
     --------
@@ -119,17 +129,24 @@ def similarity(
     ...     }
     ... )
     >>> similarity(log, ["jaccard@2", "overlap@3"], by="system")
-    shape: (1, 6)
-    ┌────────┬───────┬───────────┬───────────┬─────────┬──────────┐
-    │ system ┆ other ┆ jaccard@2 ┆ overlap@3 ┆ queries ┆ unpaired │
-    │ ---    ┆ ---   ┆ ---       ┆ ---       ┆ ---     ┆ ---      │
-    │ str    ┆ str   ┆ f64       ┆ f64       ┆ i64     ┆ i64      │
-    ╞════════╪═══════╪═══════════╪═══════════╪═════════╪══════════╡
-    │ a      ┆ b     ┆ 1.0       ┆ 0.666667  ┆ 1       ┆ 0        │
-    └────────┴───────┴───────────┴───────────┴─────────┴──────────┘
+    shape: (2, 6)
+    ┌───────────┬────────┬─────────────────┬───────────┬──────────┬──────────┐
+    │ metric    ┆ system ┆ baseline_system ┆ n_queries ┆ value    ┆ unpaired │
+    │ ---       ┆ ---    ┆ ---             ┆ ---       ┆ ---      ┆ ---      │
+    │ str       ┆ str    ┆ str             ┆ i64       ┆ f64      ┆ i64      │
+    ╞═══════════╪════════╪═════════════════╪═══════════╪══════════╪══════════╡
+    │ jaccard@2 ┆ a      ┆ b               ┆ 1         ┆ 1.0      ┆ 0        │
+    │ overlap@3 ┆ a      ┆ b               ┆ 1         ┆ 0.666667 ┆ 0        │
+    └───────────┴────────┴─────────────────┴───────────┴──────────┴──────────┘
     """
-    frame = as_polars(log, "log")
+    frame = as_polars(data, "data")
     lf = frame.lazy()
+    if relevance is not None and relevance not in lf.collect_schema().names():
+        msg = (
+            f"column {relevance!r} (option relevance=) is not in the input; similarity does not "
+            f"read labels, so leave relevance= out; columns present: {lf.collect_schema().names()}"
+        )
+        raise ColumnNotFoundError(msg)
     if within is not None:
         return _within_segments(
             lf,
@@ -161,7 +178,10 @@ def similarity(
     named = lf.with_columns(system_names(by_list).alias(_SYS))
     systems = sorted(named.select(_SYS).unique().collect()[_SYS].drop_nulls().to_list())
     chosen = resolve_baseline(baseline, systems)
-    first, second = ("baseline", "system") if chosen is not None else ("system", "other")
+    # the by columns hold the system, baseline_<by> the one it is compared with (pairs_of
+    # puts the baseline first; an unordered pair is listed in sort order)
+    side, other = (_B, _A) if chosen is not None else (_A, _B)
+    key_values = named.select(*by_list, _SYS).unique().filter(pl.col(_SYS).is_not_null()).collect()
     pair_list = pairs_of(systems, chosen)
     pairs = pl.LazyFrame(
         {_A: [a for a, _ in pair_list], _B: [b for _, b in pair_list]},
@@ -175,29 +195,55 @@ def similarity(
     keys = [_A, _B]
     if per_query:
         out = rows.sort([*keys, query]).collect(engine="streaming")
-        return out.rename({_A: first, _B: second})
+        return _long(out, labels, key_values, by_list, (side, other), [query])
     counts = ranked.select(_SYS, query).unique().group_by(_SYS).agg(pl.len().alias("__n"))
     means = rows.group_by(keys).agg(
         *(exact_mean(pl.col(label)).alias(label) for label in labels),
-        pl.len().cast(pl.Int64).alias("queries"),
+        pl.len().cast(pl.Int64).alias(N_QUERIES),
     )
     summary = (
         pairs.join(means, on=keys, how="left")
         .join(counts, left_on=_A, right_on=_SYS, how="left")
         .join(counts, left_on=_B, right_on=_SYS, how="left", suffix="_b")
-        .with_columns(pl.col("queries").fill_null(0))
+        .with_columns(pl.col(N_QUERIES).fill_null(0))
         .with_columns(
             (
                 pl.col("__n").fill_null(0).cast(pl.Int64)
                 + pl.col("__n_b").fill_null(0).cast(pl.Int64)
-                - 2 * pl.col("queries").cast(pl.Int64)
+                - 2 * pl.col(N_QUERIES).cast(pl.Int64)
             ).alias("unpaired")
         )
-        .select(*keys, *labels, "queries", "unpaired")
+        .select(*keys, *labels, N_QUERIES, "unpaired")
         .sort(keys)
         .collect(engine="streaming")
     )
-    return summary.rename({_A: first, _B: second})
+    return _long(summary, labels, key_values, by_list, (side, other), [N_QUERIES])
+
+
+def _long(  # noqa: PLR0917 (one call site per shape)
+    wide: pl.DataFrame,
+    labels: list[str],
+    key_values: pl.DataFrame,
+    by: list[str],
+    sides: tuple[str, str],
+    before: list[str],
+) -> pl.DataFrame:
+    """One row per metric: metric, the by columns, baseline_<by>, ``before``, value, the rest.
+
+    ``wide`` names the two systems of a pair by their joined names (``_A``, ``_B``);
+    ``key_values`` maps each name back to its ``by`` values, which become columns again.
+    """
+    side, other = sides
+    own = key_values.rename({_SYS: side})
+    base = key_values.rename({_SYS: other, **{name: baseline_column(name) for name in by}})
+    keyed = wide.join(own, on=side, how="left", maintain_order="left").join(
+        base, on=other, how="left", maintain_order="left"
+    )
+    index = [*by, *(baseline_column(name) for name in by), *before]
+    rest = [name for name in wide.columns if name not in {_A, _B, *labels, *before}]
+    return keyed.unpivot(
+        on=labels, index=[*index, *rest], variable_name=METRIC, value_name=VALUE
+    ).select(METRIC, *index, VALUE, *rest)
 
 
 def _rows_in_buckets(
@@ -265,7 +311,8 @@ def _within_segments(
                 )
                 continue
         result = similarity(rows, metrics, baseline=baseline, **options)
-        parts.append(result.select(*(pl.lit(v).alias(k) for k, v in values.items()), pl.all()))
+        segment = [pl.lit(v).alias(k) for k, v in values.items()]
+        parts.append(result.select(METRIC, *segment, pl.exclude(METRIC)))
     if not parts:
         msg = f"similarity: no segment of {within} has the baseline {baseline!r}"
         raise InvalidOptionError(msg)
