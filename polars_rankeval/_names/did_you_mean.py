@@ -197,4 +197,6 @@ def unreadable_hint(spec: str, foreign: Mapping[str, str]) -> str:
     if spelling is None:
         return ""
     fixed = spelling + spec.strip()[found.end() :]
+    if fixed == spec.strip():  # the case is right ("P."): something else is wrong
+        return ""
     return f"; did you mean {fixed!r}? (ir_measures names are case-sensitive)"

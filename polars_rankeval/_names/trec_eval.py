@@ -11,11 +11,12 @@ reads a printed name with real or paired parameters into a metric of the familie
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from polars_rankeval._names.families import Family
+from polars_rankeval._names.split import split_metrics
 from polars_rankeval.conventions import Convention
 from polars_rankeval.errors import UnknownMetricError
 from polars_rankeval.metrics._base import Metric
@@ -170,6 +171,37 @@ _TREC_GAIN_FAMILIES = frozenset({"ndcg", "ndcg_rel", "rndcg", "g", "bing"})
 
 #: Printed lines that are not metrics: the run's name and each query's relevance string.
 TEXT_LINES = frozenset({"runid", "relstring"})
+
+
+def command_line_metrics(
+    values: Sequence[str],
+    printed_names: Callable[[Sequence[str]], list[str] | None] | None = None,
+) -> list[str]:
+    """The metric strings of the command line's ``-m`` values, in the order they print.
+
+    Each value is a metric list (split as everywhere, :func:`split_metrics`). When every part
+    is one of trec_eval's ``-m`` forms (``P``, ``P.5,10``, ``official``), trec_eval's printed
+    names in trec_eval's order, as it prints them whatever the order of its ``-m`` options
+    (a bare measure takes trec_eval's default parameters, as in trec_eval). Otherwise the parts
+    in the order given, each trec_eval form widened to its printed names; the parser
+    (:func:`polars_rankeval._names.registry.parse_metrics`) reads every one of them, and reads
+    the forms with parameters or a set the same way when the API gets them. ``printed_names``
+    replaces :func:`trec_measure_names` (the command line passes its own reference, which the
+    trec_eval conformance test narrows to the measures implemented).
+
+    Examples
+    --------
+    >>> command_line_metrics(["P.10,5", "map"])
+    ['map', 'P_5', 'P_10']
+    >>> command_line_metrics(["P.5,10,ndcg@10"])
+    ['P_5', 'P_10', 'ndcg@10']
+    """
+    names = printed_names or trec_measure_names
+    parts = [part for value in values for part in split_metrics(value)]
+    printed = names(parts)
+    if printed is not None:
+        return printed
+    return [name for part in parts for name in (names([part]) or [part])]
 
 
 def m_form_names(spec: str) -> list[str] | None:
