@@ -26,10 +26,10 @@ from polars_rankeval._engine.validation import warn_if_empty
 from polars_rankeval._names.registry import (
     parse_metrics,
     resolve_metrics,
-    split_metric_list,
     trec_measure_names,
     trec_measure_of,
 )
+from polars_rankeval._names.trec_eval import command_line_metrics
 from polars_rankeval.cli._constants import _COLUMN_ROLES
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.errors import EmptyEvaluationWarning
@@ -83,15 +83,7 @@ def _metric_plan(args: argparse.Namespace) -> tuple[list[str | Metric], list[str
     order of its ``-m`` options. Otherwise each ``-m`` is a list of our metric strings (where
     one is a trec_eval form, its names), in the order given.
     """
-    values: list[str] = args.metrics or [args.default_metrics]
-    printed = trec_measure_names(values)
-    if printed is None:
-        specs = []
-        for value in values:
-            named = trec_measure_names([value])
-            specs.extend(named if named is not None else split_metric_list(value))
-    else:
-        specs = printed
+    specs = command_line_metrics(args.metrics or [args.default_metrics], trec_measure_names)
     printed = specs  # a sweep (ndcg@5,10) is widened to its labels in _printed_labels
     # runid and relstring are text, not metrics: the trec output prints them itself.
     kept = [name for name in specs if trec_measure_of(name) not in ("runid", "relstring")]
