@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.meaning import LowerIsBetter, meanings
+from polars_rankeval._engine.vocabulary import renamed
 from polars_rankeval.agreement._frames import collect
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -58,7 +59,7 @@ class RankCorrelation:
     coefficient
         The correlation, in [−1, 1] (NaN when a ranking is constant).
     n_systems
-        The systems compared (after ``top=`` and ``missing="drop"``).
+        The systems compared (after ``k=`` and ``missing_systems="drop"``).
     metric_a, metric_b
         The columns read from the first and the second table.
     p_value
@@ -373,29 +374,33 @@ def _lacking_message(lacking: pl.DataFrame) -> str:
         what = "the value is NaN or null for systems " + " and ".join(valueless)
         if absent:
             what += f", and the rankings do not hold the same systems ({absent})"
-        return f"{what}; pass missing='drop' to correlate the systems both give a value"
+        return f"{what}; pass missing_systems='drop' to correlate the systems both give a value"
     return (
-        f"the two rankings do not hold the same systems ({absent}); pass missing='drop' to "
+        f"the two rankings do not hold the same systems ({absent}); pass missing_systems='drop' to "
         "correlate the systems both hold"
     )
 
 
+@renamed(a="data", b="other", top="k", missing="missing_systems")
 def rank_correlation(
-    a: pl.DataFrame | pl.LazyFrame,
-    b: pl.DataFrame | pl.LazyFrame,
+    data: pl.DataFrame | pl.LazyFrame,
+    other: pl.DataFrame | pl.LazyFrame,
     *,
     by: str | Sequence[str] = "system",
     metric: str | tuple[str, str] | None = None,
     method: Method = "kendall",
-    top: int | None = None,
-    missing: Missing = "error",
+    k: int | None = None,
+    missing_systems: Missing = "error",
     lower_is_better: LowerIsBetter = None,
 ) -> RankCorrelation:
-    """The correlation between the system rankings of ``a`` and ``b``.
+    """The correlation between the system rankings of ``data`` and ``other``.
+
+    The two rankings are called a (``data``) and b (``other``) below and in the result
+    (``metric_a``, ``rank_b`` ...).
 
     Parameters
     ----------
-    a, b
+    data, other
         :func:`~polars_rankeval.evaluate` outputs (one row per system: the ``by`` column(s) and
         metric columns) or :func:`~polars_rankeval.compare` outputs (read from their
         ``baseline``/``system`` columns and ``*_overall`` values; ``by`` is not used). The same
@@ -411,10 +416,10 @@ def rank_correlation(
         symmetric: ``b`` is the reference, which must have no ties; ties in ``a`` take the
         expectation over their orders, τ_AP,a), ``"tau_ap_b"`` (symmetric, ties allowed),
         ``"spearman"`` or ``"pearson"``.
-    top
-        Only the ``top`` best systems of ``b`` (the reference); systems tied with the last one
-        kept are kept too.
-    missing
+    k
+        The cutoff of the reference ranking: only the ``k`` best systems of ``other`` (b);
+        systems tied with the last one kept are kept too.
+    missing_systems
         A system in one table only (or without a value): ``"error"`` (the default, listing
         them) or ``"drop"`` (correlate the systems both hold).
     lower_is_better
@@ -450,22 +455,22 @@ def rank_correlation(
     if method not in METHODS:
         msg = f"option method= must be one of {list(METHODS)}, got {method!r}"
         raise InvalidOptionError(msg)
-    if missing not in ("error", "drop"):
-        msg = f"option missing= must be 'error' or 'drop', got {missing!r}"
+    if missing_systems not in ("error", "drop"):
+        msg = f"option missing_systems= must be 'error' or 'drop', got {missing_systems!r}"
         raise InvalidOptionError(msg)
-    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 2):
-        msg = f"option top= must be an integer >= 2 (systems of b), got {top!r}"
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
+        msg = f"option k= must be an integer >= 2 (systems of other), got {k!r}"
         raise InvalidOptionError(msg)
     columns = [by] if isinstance(by, str) else list(by)
     if not columns:
         msg = "option by= must name at least one column"
         raise InvalidOptionError(msg)
     metric_a, metric_b = _pair_metrics(metric)
-    left, name_a = _values(collect(a, "a"), columns, metric_a, "a", lower_is_better)
-    right, name_b = _values(collect(b, "b"), columns, metric_b, "b", lower_is_better)
-    joined, _ = _aligned(left, right, missing)
-    if top is not None and joined.height > top:
-        cut = joined["_good_b"].sort(descending=True)[top - 1]
+    left, name_a = _values(collect(data, "data"), columns, metric_a, "a", lower_is_better)
+    right, name_b = _values(collect(other, "other"), columns, metric_b, "b", lower_is_better)
+    joined, _ = _aligned(left, right, missing_systems)
+    if k is not None and joined.height > k:
+        cut = joined["_good_b"].sort(descending=True)[k - 1]
         joined = joined.filter(pl.col("_good_b") >= cut)
     joined = joined.sort(["_good", "_good_b", "system"], descending=[True, True, False])
     if joined.height < 2:

@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.columns import check_relevance_level
+from polars_rankeval._engine.vocabulary import renamed
 from polars_rankeval.agreement._frames import collect
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -114,9 +115,10 @@ def _scores(counts: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+@renamed(qrels_a="data", qrels_b="other")
 def label_agreement(
-    qrels_a: pl.DataFrame | pl.LazyFrame,
-    qrels_b: pl.DataFrame | pl.LazyFrame,
+    data: pl.DataFrame | pl.LazyFrame,
+    other: pl.DataFrame | pl.LazyFrame,
     *,
     query: str = "query",
     item: str = "item",
@@ -128,8 +130,9 @@ def label_agreement(
 
     Parameters
     ----------
-    qrels_a, qrels_b
-        Labels, one row per (query, item): frames or LazyFrames (``read_trec_qrels`` output).
+    data, other
+        Labels, one row per (query, item): frames or LazyFrames (``read_trec_qrels`` output);
+        the two judges are called a (``data``) and b (``other``) in the result.
     query, item, relevance
         Column names (the same in both).
     relevance_level
@@ -173,8 +176,8 @@ def label_agreement(
     if len({query, item, relevance}) < 3:
         msg = "options query=, item= and relevance= must name three different columns"
         raise InvalidOptionError(msg)
-    left = _labels(qrels_a, "qrels_a", query, item, relevance)
-    right = _labels(qrels_b, "qrels_b", query, item, relevance)
+    left = _labels(data, "data", query, item, relevance)
+    right = _labels(other, "other", query, item, relevance)
     if left.schema[query] != right.schema[query] or left.schema[item] != right.schema[item]:
         right = right.with_columns(
             pl.col(query).cast(left.schema[query]), pl.col(item).cast(left.schema[item])

@@ -269,13 +269,13 @@ def test_lower_is_better_metrics_rank_ascending():
 def test_top_keeps_the_references_best_systems():
     a = _table([10, 9, 8, 7, 6, 5, 4, 3, 2, 1])
     b = _table([10, 9, 8, 7, 6, 1, 2, 3, 4, 5])
-    assert rke.rank_correlation(a, b, method="tau_ap_b", top=5).coefficient == 1.0
-    found = rke.rank_correlation(a, b, method="tau_ap_b", top=7)
+    assert rke.rank_correlation(a, b, method="tau_ap_b", k=5).coefficient == 1.0
+    found = rke.rank_correlation(a, b, method="tau_ap_b", k=7)
     assert found.n_systems == 7
     assert found.coefficient < 1.0
     # a tie at the cut keeps every system tied with the last one kept
     tied = _table([10, 9, 8, 8, 8, 1, 2, 3, 4, 5])
-    assert rke.rank_correlation(a, tied, method="tau_ap_b", top=3).n_systems == 5
+    assert rke.rank_correlation(a, tied, method="tau_ap_b", k=3).n_systems == 5
 
 
 def test_systems_in_one_table_only():
@@ -283,7 +283,7 @@ def test_systems_in_one_table_only():
     b = _table([3, 2, 1, 0], systems=["x", "y", "w", "v"])
     with pytest.raises(ColumnValueError, match=r"only in a: \['z'\]; only in b: \['v', 'w'\]"):
         rke.rank_correlation(a, b, method="tau_ap_b")
-    found = rke.rank_correlation(a, b, method="tau_ap_b", missing="drop")
+    found = rke.rank_correlation(a, b, method="tau_ap_b", missing_systems="drop")
     assert found.n_systems == 2
     assert found.coefficient == 1.0
 
@@ -302,7 +302,7 @@ def test_a_system_without_a_value_is_named_as_such(value):
     d = pl.DataFrame({"system": ["a", "c", "d"], "map": [0.2, 0.1, 0.3]})
     with pytest.raises(ColumnValueError, match=r"in a, and .*only in b: \['d'\]"):
         rke.rank_correlation(a, d, by="system")
-    found = rke.rank_correlation(a, b, by="system", missing="drop")
+    found = rke.rank_correlation(a, b, by="system", missing_systems="drop")
     assert found.n_systems == 2
 
 
@@ -322,10 +322,10 @@ def test_errors():
         rke.rank_correlation(table, table, metric="z")
     with pytest.raises(InvalidOptionError, match="method="):
         rke.rank_correlation(table, table, metric="x", method="tau")  # type: ignore[arg-type]
-    with pytest.raises(InvalidOptionError, match="top="):
-        rke.rank_correlation(table, table, metric="x", top=1)
-    with pytest.raises(InvalidOptionError, match="missing="):
-        rke.rank_correlation(table, table, metric="x", missing="skip")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="k="):
+        rke.rank_correlation(table, table, metric="x", k=1)
+    with pytest.raises(InvalidOptionError, match="missing_systems="):
+        rke.rank_correlation(table, table, metric="x", missing_systems="skip")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="metric="):
         rke.rank_correlation(table, table, metric=("x", "y", "x"))  # type: ignore[arg-type]
     with pytest.raises(ColumnNotFoundError, match="by="):
@@ -347,3 +347,23 @@ def test_constant_ranking_is_nan_without_a_warning():
     for method in ("kendall", "spearman", "pearson", "tau_ap_b"):
         found = rke.rank_correlation(table, table, metric=("x", "y"), method=method)
         assert math.isnan(found.coefficient)
+
+
+def test_old_keywords_warn_and_still_work() -> None:
+    a = pl.DataFrame({"system": list("abcde"), "x": [5.0, 4.0, 3.0, 1.0, 2.0]})
+    b = pl.DataFrame({"system": list("abcdf"), "x": [5.0, 3.0, 4.0, 2.0, 1.0]})
+    new = rke.rank_correlation(
+        a, b, metric="x", method="tau_ap_b", k=3, missing_systems="drop"
+    ).to_frame()
+    olds: list[dict[str, object]] = [
+        {"a": a, "b": b, "k": 3, "missing_systems": "drop"},
+        {"data": a, "other": b, "top": 3, "missing_systems": "drop"},
+        {"data": a, "other": b, "k": 3, "missing": "drop"},
+    ]
+    for old in olds:
+        names = sorted(key for key in old if key in {"a", "b", "top", "missing"})
+        with pytest.warns(rke.RankEvalDeprecationWarning) as seen:
+            found = rke.rank_correlation(metric="x", method="tau_ap_b", **old)  # type: ignore[arg-type]
+        said = sorted(str(w.message).split("(): ")[1].split("=")[0] for w in seen)
+        assert said == names
+        assert found.to_frame().equals(new)

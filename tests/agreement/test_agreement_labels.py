@@ -293,3 +293,15 @@ def test_cli_bad_qrels_line_is_one_error(tmp_path):
     bad.write_text("q1 0 d1\n")
     with pytest.raises(rke.TrecFormatError, match=r"bad\.qrels:1"):
         _run_agreement([str(bad), path_b])
+
+
+def test_the_old_qrels_keywords_warn_and_still_work() -> None:
+    human = pl.DataFrame({"query": ["q1"] * 4, "item": list("abcd"), "relevance": [2, 1, 0, 0]})
+    judge = pl.DataFrame({"query": ["q1"] * 4, "item": list("abce"), "relevance": [2, 0, 0, 1]})
+    with pytest.warns(rke.RankEvalDeprecationWarning) as seen:
+        old = rke.label_agreement(qrels_a=human, qrels_b=judge)
+    assert sorted(str(w.message) for w in seen) == [
+        "label_agreement(): qrels_a= is renamed data=; the old name is removed in 0.3.0",
+        "label_agreement(): qrels_b= is renamed other=; the old name is removed in 0.3.0",
+    ]
+    assert old.equals(rke.label_agreement(data=human, other=judge))
