@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -27,9 +27,15 @@ from polars_rankeval._engine.context import RankingContext
 from polars_rankeval._engine.evaluate import evaluate
 from polars_rankeval._engine.settings import settings_for
 from polars_rankeval._engine.tie_bounds import MODES, bound_refusal, in_bound
+from polars_rankeval._engine.vocabulary import METRIC
 from polars_rankeval._names.registry import resolve_metrics
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric, Partials
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from polars_rankeval._engine.vocabulary import EvaluateOptions
 
 # The engine's canonical name of a metric with a cutoff: ``family@k``, then its options
 # (``ndcg@10(gain=exp)``); trec_eval spellings (``P_10``, ``ndcg_cut_10``) resolve to it.
@@ -96,7 +102,7 @@ def tie_report(
     *,
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
-    **keywords: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> pl.DataFrame:
     """How much the order of tied scores can move each metric, per system (or per query).
 
@@ -119,15 +125,15 @@ def tie_report(
         Columns naming the systems.
     per_query
         One row per (system, query, metric) instead of the means.
-    **keywords
+    **options
         Any other keyword of :func:`~polars_rankeval.evaluate` (``relevance_level``,
         ``convention``, column names ...), except ``ties``.
 
     Returns
     -------
     DataFrame
-        ``*by, [query,] metric, trec, expected, optimistic, pessimistic, range, tied_share,
-        note``.
+        ``metric, *by, [query,] trec, expected, optimistic, pessimistic, range, tied_share,
+        note``: ``metric`` first, as in every long result, one block of rows per metric.
 
     Examples
     --------
@@ -151,6 +157,7 @@ def tie_report(
     │ recall@3 ┆ 0.5  ┆ 1.0        ┆ 0.5         │
     └──────────┴──────┴────────────┴─────────────┘
     """
+    keywords: dict[str, Any] = dict(options)
     if "ties" in keywords:
         msg = "tie_report evaluates every tie mode itself; leave out ties="
         raise InvalidOptionError(msg)
@@ -195,8 +202,8 @@ def tie_report(
         }
         frames.append(
             result.select(
+                pl.lit(label).alias(METRIC),
                 *keys,
-                pl.lit(label).alias("metric"),
                 *values.values(),
                 (values["optimistic"] - values["pessimistic"]).abs().alias("range"),
                 pl.col(share_column).alias("tied_share"),
@@ -206,6 +213,6 @@ def tie_report(
     report = pl.concat(frames)
     order = {label: index for index, label in enumerate(labels)}
     return report.sort(
-        [*keys, pl.col("metric").replace_strict(order, return_dtype=pl.Int64)],
+        [pl.col(METRIC).replace_strict(order, return_dtype=pl.Int64), *keys],
         maintain_order=True,
     )

@@ -194,7 +194,7 @@ def _tie_report(
         msg = "--tie-report evaluates every tie mode itself: leave out --ties"
         raise CliError(msg)
     specs, _ = _metric_plan(args)
-    names = {role: getattr(args, role) or role for role in _COLUMN_ROLES}
+    query, item, score, relevance = (getattr(args, role) or role for role in _COLUMN_ROLES)
     report = tie_report(
         data,
         [spec for spec in specs if isinstance(spec, str)],
@@ -203,7 +203,10 @@ def _tie_report(
         relevance_level=args.relevance_level,
         convention=args.convention,
         missing_queries="zero" if args.complete else None,
-        **names,
+        query=query,
+        item=item,
+        score=score,
+        relevance=relevance,
     )
     if fmt == "csv":
         return report.write_csv()

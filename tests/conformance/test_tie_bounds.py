@@ -288,8 +288,8 @@ def test_tie_report_per_system() -> None:
     names = ["p@10", "ndcg@10", "map", "judged@10"]
     report = rke.tie_report(log, names, by="system")
     assert report.columns == [
-        "system",
         "metric",
+        "system",
         "trec",
         "expected",
         "optimistic",
@@ -299,6 +299,8 @@ def test_tie_report_per_system() -> None:
         "note",
     ]
     assert report.height == 8
+    # one block of rows per metric, in the order asked (the shared long layout)
+    assert report["metric"].to_list() == [name for name in names for _ in range(2)]
     for mode in ("trec", "expected", "optimistic", "pessimistic"):
         usable = [
             n for n in names if not (n == "judged@10" and mode in {"optimistic", "pessimistic"})
@@ -326,7 +328,7 @@ def test_tie_report_per_query_and_lazy() -> None:
     lazy = rke.tie_report(log.lazy(), ["p@5"], by="system", per_query=True)
     assert eager.equals(lazy)
     assert eager.height == 40
-    assert {"system", "query", "metric"} <= set(eager.columns)
+    assert eager.columns[:3] == ["metric", "system", "query"]
 
 
 def test_evaluate_warns_when_ties_move_a_mean() -> None:
