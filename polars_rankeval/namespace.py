@@ -13,6 +13,7 @@ and IDEs do not see), so a stub would reach no user; the typed API is
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -79,12 +80,33 @@ class _MetricMethods(Generic[ResultT]):
         return self._metrics(MetricRequest(name, k, own), rest)
 
 
+def _with_argument(key: str, argument: str) -> Callable[..., Any]:
+    """A method taking the option ``argument`` by position or keyword, then the others."""
+
+    def method(self: _MetricMethods[Any], *value: Any, **options: Any) -> Any:
+        if len(value) > 1:
+            msg = f"{key}() takes one positional argument, {argument}"
+            raise TypeError(msg)
+        return self._one(key, None, {**dict(zip([argument], value, strict=False)), **options})
+
+    # The signature users see (and the glossary test reads): (level, **options).
+    kind = inspect.Parameter
+    vars(method)["__signature__"] = inspect.Signature(
+        [
+            kind("self", kind.POSITIONAL_OR_KEYWORD),
+            kind(argument, kind.POSITIONAL_OR_KEYWORD),
+            kind("options", kind.VAR_KEYWORD),
+        ]
+    )
+    return method
+
+
 def _method(family: Family, name: str) -> Callable[..., Any]:
     """The namespace method of one family, named ``name``, generated from its table row.
 
     ``k`` is typed where the family takes a cutoff (required or optional, as in its strings);
-    a family without one takes its builder's parameters, positionally or by keyword
-    (``iprec_at_recall(0.5)``, ``rbp(p=0.8)``).
+    a family without one takes its options by keyword (``rbp(p=0.8)``), and the one its row
+    names also by position (``iprec_at_recall(0.5)``).
     """
     key = family.name
     method: Callable[..., Any]
@@ -101,15 +123,13 @@ def _method(family: Family, name: str) -> Callable[..., Any]:
 
         method = optional
     else:
-        parameters = family.positional()
 
-        def uncut(self: _MetricMethods[Any], *args: Any, **options: Any) -> Any:
-            if len(args) > len(parameters):
-                msg = f"{name}() takes at most {len(parameters)} positional arguments"
-                raise TypeError(msg)
-            return self._one(key, None, {**dict(zip(parameters, args, strict=False)), **options})
+        def uncut(self: _MetricMethods[Any], **options: Any) -> Any:
+            return self._one(key, None, options)
 
         method = uncut
+        if family.argument:  # iprec_at_recall(0.5): one option also taken by position
+            method = _with_argument(key, family.argument)
     cut = {"required": "@k", "optional": "[@k]", "none": ""}[family.cutoff]
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (

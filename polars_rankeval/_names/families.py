@@ -40,6 +40,7 @@ class Family:
     cutoff: Literal["required", "optional", "none"]
     doc: str = ""  # one line for the docs; the builder's first docstring line when empty
     method: str = ""  # the identifier spelling when the name is not one ("11pt_avg")
+    argument: str = ""  # an option the namespace method also takes positionally ("level")
 
     @property
     def ident(self) -> str:
@@ -147,7 +148,7 @@ TABLE: tuple[Family, ...] = (
     Family("ndcg_rel", m.ndcg_rel, "none"),
     Family("rndcg", m.rndcg, "none"),
     Family("rbp_resid", m.rbp_resid, "none"),
-    Family("iprec_at_recall", m.iprec_at_recall, "none"),
+    Family("iprec_at_recall", m.iprec_at_recall, "none", argument="level"),
     Family("11pt_avg", m.eleven_pt_avg, "none", method="eleven_pt_avg"),
     Family("gm_map", m.gm_map, "none"),
     Family("gm_bpref", m.gm_bpref, "none"),
