@@ -87,6 +87,7 @@ PARAMETERS: dict[str, str] = {
     "metrics": "the metrics: names, Metric objects, or one comma-separated string",
     "metric": "one metric, where exactly one makes sense",
     "k": "a cutoff (an int, or several where stated)",
+    "level": "iprec_at_recall: the recall level (a number in [0, 1])",
     "direction": "metric -> 'higher' or 'lower' is better, overriding or declaring a direction",
     "lower_is_better": "the list form of direction= for columns that are not our metrics",
     # evaluation options (EvaluateOptions)
