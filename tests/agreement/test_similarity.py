@@ -183,7 +183,7 @@ def test_set_measures_and_kendall_match_brute_force(ties: str) -> None:
                 continue
             expected_rows += 1
             row = got.filter(
-                (pl.col("system") == a) & (pl.col("baseline_system") == b) & (pl.col("query") == q)
+                (pl.col("system") == b) & (pl.col("baseline_system") == a) & (pl.col("query") == q)
             )
             assert row.height == 1
             jaccard, overlap, tau = _brute(lists[a, q], lists[b, q], k, ties)

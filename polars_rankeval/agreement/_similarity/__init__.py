@@ -110,8 +110,9 @@ def similarity(
     pl.DataFrame
         Long, in the columns every long result shares: one row per (metric, pair of systems):
         ``metric``, the ``by`` columns (a system), the ``baseline_<by>`` columns (the system it
-        is compared with: the baseline, or without ``baseline=`` the later of the pair in sort
-        order), ``n_queries`` (the queries both systems have), ``value`` (the metric's mean
+        is compared with: the baseline, or without ``baseline=`` the earlier of the pair in
+        sort order, as :func:`~polars_rankeval.compare` pairs them), ``n_queries`` (the
+        queries both systems have), ``value`` (the metric's mean
         over them; Kendall's over those where it is defined) and ``unpaired`` (queries only
         one of the two has, left out). ``per_query``: ``metric``, the two systems' columns,
         the query column and ``value``, one row per (metric, pair, query). With ``within=``
@@ -135,8 +136,8 @@ def similarity(
     │ ---       ┆ ---    ┆ ---             ┆ ---       ┆ ---      ┆ ---      │
     │ str       ┆ str    ┆ str             ┆ i64       ┆ f64      ┆ i64      │
     ╞═══════════╪════════╪═════════════════╪═══════════╪══════════╪══════════╡
-    │ jaccard@2 ┆ a      ┆ b               ┆ 1         ┆ 1.0      ┆ 0        │
-    │ overlap@3 ┆ a      ┆ b               ┆ 1         ┆ 0.666667 ┆ 0        │
+    │ jaccard@2 ┆ b      ┆ a               ┆ 1         ┆ 1.0      ┆ 0        │
+    │ overlap@3 ┆ b      ┆ a               ┆ 1         ┆ 0.666667 ┆ 0        │
     └───────────┴────────┴─────────────────┴───────────┴──────────┴──────────┘
     """
     frame = as_polars(data, "data")
@@ -178,9 +179,9 @@ def similarity(
     named = lf.with_columns(system_names(by_list).alias(_SYS))
     systems = sorted(named.select(_SYS).unique().collect()[_SYS].drop_nulls().to_list())
     chosen = resolve_baseline(baseline, systems)
-    # the by columns hold the system, baseline_<by> the one it is compared with (pairs_of
-    # puts the baseline first; an unordered pair is listed in sort order)
-    side, other = (_B, _A) if chosen is not None else (_A, _B)
+    # the by columns hold the system, baseline_<by> the one it is compared with, as compare
+    # pairs them: the baseline, or without one the earlier of the pair in sort order
+    side, other = _B, _A
     key_values = named.select(*by_list, _SYS).unique().filter(pl.col(_SYS).is_not_null()).collect()
     pair_list = pairs_of(systems, chosen)
     pairs = pl.LazyFrame(
