@@ -18,10 +18,14 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_rankeval.comparison import COLUMNS, CORRECTION_NAMES, TEST_NAMES, readable_interval
+from polars_rankeval._engine.vocabulary import METRIC
+from polars_rankeval.comparison import CORRECTION_NAMES, TEST_NAMES, readable_interval
+from polars_rankeval.comparison._pairing import system_columns, with_pair_names
 
 WIDTH = 100
 _GAP = "  "
+# the joined names of a row's two systems (a segment column may be called "system")
+_SYSTEM, _BASELINE = "__rke_system", "__rke_baseline"
 _NAME_MIN = 6  # a mean's column is never narrower than this, whatever the names
 _LOWER = " ↓"  # after a lower-is-better metric's name
 _LOG = " *"  # after a geometric-mean metric's name: a ratio interval, d on the log scale
@@ -154,11 +158,14 @@ def compact(frame: pl.DataFrame, digits: int = 4) -> str:
     """
     if frame.is_empty():
         return "no comparison\n"
-    segments = [name for name in frame.columns if name not in COLUMNS]
+    # compare's columns: metric, the segments, the systems' by columns, ... (compare_columns)
+    keys = system_columns(frame.columns)
+    segments = frame.columns[frame.columns.index(METRIC) + 1 : frame.columns.index(keys[0])]
+    frame = with_pair_names(frame, system=_SYSTEM, baseline=_BASELINE)
     rows = list(frame.iter_rows(named=True))
     blocks: dict[tuple[object, ...], list[dict[str, object]]] = {}
     for row in rows:
-        key = (*(row[name] for name in segments), row["baseline"], row["system"])
+        key = (*(row[name] for name in segments), row[_BASELINE], row[_SYSTEM])
         blocks.setdefault(key, []).append(row)
     alpha = float(rows[0]["alpha"])
     p_header = "p" if rows[0]["correction"] == "none" else f"p ({rows[0]['correction']})"
@@ -217,5 +224,5 @@ def compact(frame: pl.DataFrame, digits: int = 4) -> str:
 
 def _has_baseline(frame: pl.DataFrame) -> bool:
     """One baseline against every other system (not every pair)."""
-    baselines = set(frame["baseline"].unique().to_list())
-    return len(baselines) == 1 and not baselines & set(frame["system"].unique().to_list())
+    baselines = set(frame[_BASELINE].unique().to_list())
+    return len(baselines) == 1 and not baselines & set(frame[_SYSTEM].unique().to_list())

@@ -32,7 +32,6 @@ from polars_rankeval.cli._constants import (
 )
 from polars_rankeval.cli._errors import CliError
 from polars_rankeval.cli._evaluation import (
-    _limit_items,
     _metric_plan,
     _per_query,
     _tables,
@@ -230,9 +229,9 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
         specs = [*specs, depth_metric()]
     # Segments are evaluated as groups, like the systems: a query of two segments is two lists.
     groups = [*within, *by]
-    limited = _limit_items(args, data, groups)
-    per_query, names = _per_query(args, limited, groups, specs)
-    tables = _tables(args, limited, names, groups)
+    # -M and -J are evaluate's depth= and judged_only= (the engine cuts the lists)
+    per_query, names = _per_query(args, data, groups, specs)
+    tables = _tables(args, data, names, groups)
     per_query = finish_all(per_query.lazy(), resolved, [*groups, names["query"]], tables).collect()
     per_query = drop_empty_queries(per_query)  # pairable metrics only: nothing else hidden
     # each list's tie range from evaluate's pass, kept aside for the tie flags (ties.py)
@@ -253,7 +252,7 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
         alpha=args.alpha,
         n_resamples=args.resamples,
         seed=args.seed,
-        missing=args.missing,
+        missing_queries=args.missing,
         direction=direction,
     )
     comparison = with_tie_flags(comparison, ranges, keys=by, segments=within, query=names["query"])

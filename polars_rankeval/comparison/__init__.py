@@ -10,8 +10,12 @@ and its
 summary rule. Nothing here assumes "higher is better" or "mean":
 
 * ``higher_is_better`` states each row's direction. ``wins``/``losses`` count the queries where
-  the system is better/worse by that direction; ``delta`` stays ``system − baseline``.
-* ``baseline_mean``/``system_mean`` are each system's summary over the paired queries (the
+  the system is better/worse by that direction; ``delta`` stays ``value − baseline_value``.
+* A row names the compared system by its ``by`` columns (under their own names) and the
+  baseline by ``baseline_<by>`` columns (:func:`compare_columns` gives the order); several ``by``
+  columns stay separate columns in their own types (the report, the plots and the CLI join
+  them with ``" / "`` for display only).
+* ``value``/``baseline_value`` are each system's summary over the paired queries (the
   geometric mean for ``gm_map``/``gm_bpref``, the NaN-free mean for correlations), and
   ``baseline_overall``/``system_overall`` its summary over all the queries it has a value for:
   what :func:`~polars_rankeval.evaluate` prints for it (with ``baseline_queries`` /
@@ -60,12 +64,13 @@ from __future__ import annotations
 
 from polars_rankeval.comparison._bootstrap import bootstrap
 from polars_rankeval.comparison._compare import (
-    COLUMNS,
     CORRECTION_NAMES,
     CORRECTIONS,
+    STATISTICS,
     TEST_NAMES,
     TESTS,
     compare,
+    compare_columns,
     compare_per_query,
     readable_interval,
 )
@@ -77,10 +82,10 @@ from polars_rankeval.comparison._rows import MULTI_SYSTEM_TESTS, Test
 from polars_rankeval.comparison._stats import randomization_p, tukey_hsd_p
 
 __all__ = [
-    "COLUMNS",
     "CORRECTIONS",
     "CORRECTION_NAMES",
     "MULTI_SYSTEM_TESTS",
+    "STATISTICS",
     "SYSTEM_SEPARATOR",
     "TESTS",
     "TEST_NAMES",
@@ -89,6 +94,7 @@ __all__ = [
     "adjust",
     "bootstrap",
     "compare",
+    "compare_columns",
     "compare_per_query",
     "discriminative_power",
     "queries_needed",

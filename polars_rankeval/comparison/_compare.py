@@ -5,16 +5,28 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
-from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.evaluate import evaluate_frame
 from polars_rankeval._engine.meaning import Directions, LowerIsBetter
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.settings import settings_for
+from polars_rankeval._engine.vocabulary import (
+    BASELINE_VALUE,
+    CI_HIGH,
+    CI_LOW,
+    DELTA,
+    METRIC,
+    N_QUERIES,
+    VALUE,
+    EvaluateOptions,
+    baseline_column,
+    renamed,
+)
 from polars_rankeval._names.registry import MetricRequest, resolve_metrics
 from polars_rankeval._names.split import metric_list
 from polars_rankeval.comparison._corrections import Correction, adjust_family
@@ -38,6 +50,9 @@ from polars_rankeval.comparison._within import by_segment, empty_pairs_warning, 
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 CorrectionScope = Literal["all", "metric"]
 
 TESTS: tuple[Test, ...] = (
@@ -55,7 +70,9 @@ TEST_NAMES = {
 }
 CORRECTION_NAMES = {"bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 
-COLUMNS = [
+# The rows as the engine builds them (_rows.py): each system named by its joined ``by``
+# values under ``baseline`` and ``system``; :func:`_to_schema` turns them into the output.
+_ROW_COLUMNS = [
     "metric",
     "baseline",
     "system",
@@ -88,6 +105,80 @@ COLUMNS = [
     "tie_range",
     "tie_flip",
 ]
+_OUTPUT_NAMES = {"system_mean": VALUE, "baseline_mean": BASELINE_VALUE}
+
+#: compare's columns after the metric, the segments and the systems' keys, in order.
+STATISTICS: list[str] = [
+    "higher_is_better",
+    "summary",
+    N_QUERIES,
+    "n_dropped",
+    VALUE,
+    BASELINE_VALUE,
+    DELTA,
+    CI_LOW,
+    CI_HIGH,
+    *_ROW_COLUMNS[_ROW_COLUMNS.index("effect_size") :],
+]
+
+
+def compare_columns(by: Sequence[str], within: Sequence[str] = ()) -> list[str]:
+    """The columns of a compare result, in order: the one template of compare's output.
+
+    ``metric``; the segment columns (``within=``); the compared system's ``by`` columns under
+    their own names; the baseline's as ``baseline_<by>``; then :data:`STATISTICS`
+    (``value`` is the system's summary over the paired queries, ``baseline_value`` the
+    baseline's, ``delta`` their difference).
+
+    Examples
+    --------
+    >>> compare_columns(["run", "version"])[:7]
+    ['metric', 'run', 'version', 'baseline_run', 'baseline_version', 'higher_is_better', 'summary']
+    >>> compare_columns(["system"], within=["activity"])[:4]
+    ['metric', 'activity', 'system', 'baseline_system']
+    """
+    return [METRIC, *within, *by, *(baseline_column(name) for name in by), *STATISTICS]
+
+
+def _check_output_names(keys: Sequence[str], segments: Sequence[str] = ()) -> None:
+    """A ``by`` column cannot take a name of compare's output (``delta``, ``overall``, ...)."""
+    names = compare_columns(keys, segments)
+    for key in keys:
+        for name in (key, baseline_column(key)):
+            if names.count(name) > 1:
+                msg = (
+                    f"by= column {key!r} gives compare's output the column {name!r} twice "
+                    f"(the system's key {key!r} and its baseline's {baseline_column(key)!r} "
+                    "sit beside compare's own columns); rename the column"
+                )
+                raise InvalidOptionError(msg)
+
+
+def _to_schema(rows: pl.DataFrame, source: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The output of compare from the engine's rows: each system's ``by`` values, not its name.
+
+    ``source`` holds the ``by`` columns (their values and types); a system's joined name maps
+    back to exactly one combination of them (``prepare`` refuses two systems of one name).
+    """
+    names = source.select(keys).unique().drop_nulls()
+    joined = names.select(system_names(keys)).to_series()
+
+    def key(side: str, name: str) -> pl.Expr:
+        return pl.col(side).replace_strict(joined, names[name], return_dtype=names.schema[name])
+
+    segments = [name for name in rows.columns if name not in _ROW_COLUMNS]
+    return rows.select(
+        METRIC,
+        *segments,
+        *(key("system", name).alias(name) for name in keys),
+        *(key("baseline", name).alias(baseline_column(name)) for name in keys),
+        *(pl.col(old).alias(new) for old, new in _OUTPUT_NAMES.items()),
+        *(
+            name
+            for name in _ROW_COLUMNS
+            if name not in {"metric", "baseline", "system", *_OUTPUT_NAMES}
+        ),
+    ).select(compare_columns(keys, segments))
 
 
 def readable_interval(
@@ -128,8 +219,9 @@ def _check_number(option: str, value: object, low: float, high: float | None = N
         raise InvalidOptionError(msg)
 
 
+@renamed(per_query="data", missing="missing_queries")
 def compare_per_query(
-    per_query: pl.DataFrame | pl.LazyFrame,
+    data: pl.DataFrame | pl.LazyFrame,
     *,
     by: str | Sequence[str],
     within: str | Sequence[str] | None = None,
@@ -142,7 +234,7 @@ def compare_per_query(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    missing: Missing = "drop",
+    missing_queries: Missing = "drop",
     lower_is_better: LowerIsBetter = None,
     direction: Directions = None,
 ) -> pl.DataFrame:
@@ -150,20 +242,22 @@ def compare_per_query(
 
     Parameters
     ----------
-    per_query
-        One row per ``(by, query)`` and one column per metric: the output of
+    data
+        The per-query table (a LazyFrame is collected: a comparison needs every per-query
+        value). One row per ``(by, query)`` and one column per metric: the output of
         ``evaluate(..., per_query=True, by=...)``, or any tool's per-query table (a pandas
         DataFrame or pyarrow Table works too).
     by
-        The column(s) whose values are the systems. With several columns a system is named by
-        its values joined with ``" / "`` (e.g. ``"bm25 / 2024-06-01"``).
+        The column(s) whose values are the systems. The output keeps them under their own
+        names (the compared system's values) and as ``baseline_<by>`` (the baseline's).
     within
         Segment column(s) (e.g. ``"activity"``): the systems are compared inside each segment
         (each combination of their values, null included), exactly as if the segment were the
-        whole table, and the output starts with these columns. The correction still runs over
-        the whole family (every segment, as ``correction_scope`` says). A segment with one
-        system or without the baseline, and a pair with no shared query in a segment, are left
-        out with an :class:`~polars_rankeval.errors.EmptyEvaluationWarning` naming them.
+        whole table, and the output has these columns right after ``metric``. The
+        correction still runs over the whole family (every segment, as ``correction_scope``
+        says). A segment with one system or without the baseline, and a pair with no shared
+        query in a segment, are left out with an
+        :class:`~polars_rankeval.errors.EmptyEvaluationWarning` naming them.
     query
         The query id column.
     metrics
@@ -190,7 +284,7 @@ def compare_per_query(
     n_resamples, seed
         Resamples of the randomization, bootstrap and Tukey tests, and their seed (results are
         reproducible; a pair's draws depend only on the seed and its number of queries).
-    missing
+    missing_queries
         ``"drop"`` (default): a pair uses the queries both systems have a value for (Tukey:
         the queries every system has), and ``n_dropped`` counts the others. ``"zero"``: a
         query a system has no row for scores 0, as trec_eval ``-c`` does; undefined values
@@ -209,16 +303,19 @@ def compare_per_query(
     Returns
     -------
     pl.DataFrame
-        One row per ``(metric, baseline, system)`` (per segment with ``within``, whose
-        columns come first): ``higher_is_better, summary`` (the
-        metric's direction and summary rule), ``n_queries, n_dropped, baseline_mean,
-        system_mean`` (each system's summary over the paired queries), ``delta`` (system −
-        baseline), ``ci_low, ci_high`` (interval of the mean difference on the test scale),
+        One row per metric and pair of systems (per segment with ``within``), in the columns
+        of :func:`compare_columns`: ``metric``; the segment columns; the compared system's
+        ``by`` columns (e.g. ``run, version``) and the baseline's (``baseline_run,
+        baseline_version``); ``higher_is_better, summary`` (the metric's direction and
+        summary rule), ``n_queries, n_dropped, value, baseline_value`` (each system's summary
+        over the paired queries), ``delta`` (``value − baseline_value``), ``ci_low,
+        ci_high`` (interval of the mean difference on the test scale),
         ``effect_size`` (mean(d)/sd(d)), ``p_value, p_adjusted, significant, wins, ties,
         losses`` (wins: the system is better by the metric's direction), ``test, test_scale``
-        (``"log"`` for geometric means), ``missing, correction, alpha, direction_source``,
-        and ``baseline_overall, system_overall, baseline_queries, system_queries``: each
-        system's summary over all the queries it has a value for, as evaluate gives it.
+        (``"log"`` for geometric means), ``missing`` (the ``missing_queries`` option),
+        ``correction, alpha, direction_source``, and ``baseline_overall, system_overall,
+        baseline_queries, system_queries``: each system's summary over all the queries it
+        has a value for, as evaluate gives it.
         ``tie_range, tie_flip``: null here (a per-query table holds no ties); :func:`compare`
         fills them from the log (:func:`polars_rankeval.ties.with_tie_flags`).
 
@@ -234,24 +331,26 @@ def compare_per_query(
     ...     }
     ... )
     >>> out = rke.compare_per_query(per_query, by="system", baseline="a", test="randomization")
-    >>> out.select("system", "delta", "p_value", "wins", "ties", "losses")
-    shape: (1, 6)
-    ┌────────┬───────┬─────────┬──────┬──────┬────────┐
-    │ system ┆ delta ┆ p_value ┆ wins ┆ ties ┆ losses │
-    │ ---    ┆ ---   ┆ ---     ┆ ---  ┆ ---  ┆ ---    │
-    │ str    ┆ f64   ┆ f64     ┆ i64  ┆ i64  ┆ i64    │
-    ╞════════╪═══════╪═════════╪══════╪══════╪════════╡
-    │ b      ┆ 0.125 ┆ 0.25    ┆ 3    ┆ 1    ┆ 0      │
-    └────────┴───────┴─────────┴──────┴──────┴────────┘
+    >>> out.select("system", "baseline_system", "delta", "p_value", "wins", "ties", "losses")
+    shape: (1, 7)
+    ┌────────┬─────────────────┬───────┬─────────┬──────┬──────┬────────┐
+    │ system ┆ baseline_system ┆ delta ┆ p_value ┆ wins ┆ ties ┆ losses │
+    │ ---    ┆ ---             ┆ ---   ┆ ---     ┆ ---  ┆ ---  ┆ ---    │
+    │ str    ┆ str             ┆ f64   ┆ f64     ┆ i64  ┆ i64  ┆ i64    │
+    ╞════════╪═════════════════╪═══════╪═════════╪══════╪══════╪════════╡
+    │ b      ┆ a               ┆ 0.125 ┆ 0.25    ┆ 3    ┆ 1    ┆ 0      │
+    └────────┴─────────────────┴───────┴─────────┴──────┴──────┴────────┘
     """
     plan, correction, correction_scope = _settings(
-        test, correction, correction_scope, alpha, n_resamples, seed, missing
+        test, correction, correction_scope, alpha, n_resamples, seed, missing_queries
     )
-    frame = as_polars(per_query, "per_query")
+    frame = as_polars(data, "data")
     frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
     keys = [by] if isinstance(by, str) else list(by)
+    _check_output_names(keys)
     checked = _Checked(keys, query, metrics, lower_is_better, direction=direction)
-    return _compare(frame, checked, within, baseline, plan, correction, correction_scope)
+    rows = _compare(frame, checked, within, baseline, plan, correction, correction_scope)
+    return _to_schema(rows, frame, keys)
 
 
 def _settings(  # noqa: PLR0917  (one call site, in compare's own keyword order)
@@ -269,7 +368,7 @@ def _settings(  # noqa: PLR0917  (one call site, in compare's own keyword order)
         None if correction is None else check_choice("correction", correction, CORRECTIONS)
     )
     scope: CorrectionScope = check_choice("correction_scope", correction_scope, ["all", "metric"])
-    chosen_missing: Missing = check_choice("missing", missing, ["drop", "zero"])
+    chosen_missing: Missing = check_choice("missing_queries", missing, ["drop", "zero"])
     _check_number("alpha", alpha, 0.0, 1.0)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         msg = f"option n_resamples= must be a positive int, got {n_resamples!r}"
@@ -318,7 +417,9 @@ def _compare(  # noqa: PLR0917  (compare's own options, checked)
         table = checked.prepare(frame)
         systems, found = table.systems, table.meanings
     else:
-        segments = segment_columns(within, frame.columns, keys, query, reserved=COLUMNS)
+        segments = segment_columns(
+            within, frame.columns, keys, query, reserved=compare_columns(keys)
+        )
         # The columns and metrics checked once, on no rows, before any segment is compared.
         found = checked.prepare(frame.drop(segments).clear()).meanings
         named = frame.select(system_names(keys).unique().drop_nulls().sort())
@@ -355,7 +456,7 @@ def _finish(
         correction if corrected else None,
         per_metric=correction_scope == "metric",
     )
-    segments = [name for name in frame.columns if name not in COLUMNS]
+    segments = [name for name in frame.columns if name not in _ROW_COLUMNS]
     return frame.with_columns(
         pl.Series("p_adjusted", adjusted, dtype=pl.Float64),
         pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) < plan.alpha, dtype=pl.Boolean),
@@ -366,11 +467,12 @@ def _finish(
         # compare() bounds Δ over the orders of tied scores; a per-query table cannot
         pl.lit(None, dtype=pl.Float64).alias("tie_range"),
         pl.lit(None, dtype=pl.Boolean).alias("tie_flip"),
-    ).select(*segments, *COLUMNS)
+    ).select(*segments, *_ROW_COLUMNS)
 
 
-def compare(
-    log: pl.DataFrame | pl.LazyFrame,
+@renamed(log="data", missing="missing_queries")
+def compare(  # type: ignore[misc]  # compare's own missing_queries (pairing) is not evaluate's
+    data: pl.DataFrame | pl.LazyFrame,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
     by: str | Sequence[str],
@@ -382,17 +484,20 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    missing: Missing = "drop",
+    missing_queries: Missing = "drop",
     direction: Directions = None,
-    **evaluate_keywords: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> pl.DataFrame:
-    """Evaluate ``log`` per query and compare its systems (the values of ``by``), paired by query.
+    """Evaluate ``data`` per query and compare its systems (the values of ``by``), paired by query.
 
-    ``evaluate(log, metrics, per_query=True, by=[*within, *by], **evaluate_keywords)``
-    followed by :func:`compare_per_query`; see there for the options (``within=`` compares
-    the systems inside each segment, ``direction=`` overrides a metric's direction) and the
-    output. When a compared metric depends on the list depth (uncut ``frp``, ``mean_rank``),
-    each list's depth is evaluated too, and a
+    ``evaluate(data, metrics, per_query=True, by=[*within, *by], **options)`` followed by
+    :func:`compare_per_query`; see there for the options (``within=`` compares the systems
+    inside each segment, ``direction=`` overrides a metric's direction, ``missing_queries=``
+    pairs the queries) and the output: one row per metric and pair of systems, the system's
+    ``by`` columns under their own names and the baseline's as ``baseline_<by>``. A
+    LazyFrame is evaluated and collected (a comparison needs every per-query value): the
+    result is always a DataFrame. When a compared metric depends on the list depth (uncut
+    ``frp``, ``mean_rank``), each list's depth is evaluated too, and a
     :class:`~polars_rankeval.errors.DepthWarning` names the systems when their depths differ.
 
     Examples
@@ -414,11 +519,12 @@ def compare(
     │ map     ┆ neural ┆ 0.1591 ┆ true        │
     └─────────┴────────┴────────┴─────────────┘
     """
+    evaluate_keywords: dict[str, Any] = dict(options)
     if "per_query" in evaluate_keywords:
         msg = "option per_query= is set by compare (it always evaluates per query)"
         raise InvalidOptionError(msg)
     plan, correction, correction_scope = _settings(
-        test, correction, correction_scope, alpha, n_resamples, seed, missing
+        test, correction, correction_scope, alpha, n_resamples, seed, missing_queries
     )
     query = evaluate_keywords.get("query", "query")
     # The metrics as evaluate resolves them (same preset), so each column's meaning is the
@@ -434,19 +540,25 @@ def compare(
         # Each list's depth beside the metrics, in the same pass, under a hidden name.
         given = [metrics] if isinstance(metrics, (Metric, MetricRequest)) else metric_list(metrics)
         evaluated_metrics = [*given, depth_metric()]  # type: ignore[misc]
-    data = as_polars(log, "log")
+    table = as_polars(data, "data")
     segments: list[str] = []
     if within is not None:
         segments = segment_columns(
-            within, data.collect_schema().names(), keys, query, reserved=COLUMNS, where="log"
+            within,
+            table.collect_schema().names(),
+            keys,
+            query,
+            reserved=compare_columns(keys),
+            where="log",
         )
-    evaluated = evaluate(  # type: ignore[type-var]
-        data,
+    _check_output_names(keys, segments)
+    evaluated = evaluate_frame(  # type: ignore[type-var]
+        table,
         evaluated_metrics,
         per_query=True,
         by=[*segments, *keys],
         # each list's tie range, in the same pass (tie_warning=None turns it off)
-        _tie_ranges=evaluate_keywords.get("tie_warning", 0.01) is not None,
+        keep_tie_ranges=evaluate_keywords.get("tie_warning", 0.01) is not None,
         **evaluate_keywords,
     )
     per_query = evaluated.collect() if isinstance(evaluated, pl.LazyFrame) else evaluated
@@ -455,4 +567,4 @@ def compare(
     compared = _compare(per_query, checked, within, baseline, plan, correction, correction_scope)
     compared = with_tie_flags(compared, ranges, keys=keys, segments=segments, query=query)
     warn_about_flips(compared)  # where the tie order could flip a verdict (D9)
-    return compared
+    return _to_schema(compared, per_query, keys)

@@ -26,6 +26,7 @@ from polars_rankeval._engine.meaning import (
     summarise,
 )
 from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.vocabulary import VALUE, baseline_column
 from polars_rankeval.comparison._stats import _ZERO
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -93,6 +94,72 @@ def system_names(by: Sequence[str]) -> pl.Expr:
     if len(by) == 1:
         return pl.col(by[0]).cast(pl.String)
     return pl.concat_str([pl.col(name).cast(pl.String) for name in by], separator=SYSTEM_SEPARATOR)
+
+
+def system_columns(columns: Sequence[str]) -> list[str]:
+    """The ``by`` columns of a comparison result: each column ``X`` beside a ``baseline_X``.
+
+    A compare (or bootstrap) result names its systems by their ``by`` columns and the
+    baseline's by ``baseline_<by>`` (:func:`~polars_rankeval._engine.vocabulary.baseline_column`);
+    the report, the plots, the gate and the CLI find the keys here, never by a fixed name.
+    ``value`` is not a key: ``baseline_value`` is the baseline's value beside it.
+
+    Examples
+    --------
+    >>> system_columns(
+    ...     [
+    ...         "metric",
+    ...         "run",
+    ...         "version",
+    ...         "baseline_run",
+    ...         "baseline_version",
+    ...         "value",
+    ...         "baseline_value",
+    ...         "delta",
+    ...     ]
+    ... )
+    ['run', 'version']
+    """
+    present = set(columns)
+    return [name for name in columns if name != VALUE and baseline_column(name) in present]
+
+
+def with_pair_names(
+    frame: pl.DataFrame, *, system: str = "system", baseline: str = "baseline"
+) -> pl.DataFrame:
+    """``frame`` (a comparison result) plus each row's system and baseline names, for display.
+
+    The names are :func:`system_names` of the ``by`` columns and of their ``baseline_<by>``
+    columns (joined with ``" / "`` for several keys): the report, the plots, the CLI and the
+    gate show systems by this one rule. The columns are added under ``system`` and
+    ``baseline`` (replacing a key column of that name, which holds the same value as text).
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame(
+    ...     {
+    ...         "metric": ["map"],
+    ...         "run": ["bm25"],
+    ...         "v": [2],
+    ...         "baseline_run": ["qe"],
+    ...         "baseline_v": [1],
+    ...         "delta": [0.1],
+    ...     }
+    ... )
+    >>> with_pair_names(rows).select("baseline", "system").row(0)
+    ('qe / 1', 'bm25 / 2')
+    """
+    keys = system_columns(frame.columns)
+    if not keys:
+        msg = (
+            "the comparison has no system columns (a column X beside baseline_X, as compare "
+            f"gives them); columns: {frame.columns}"
+        )
+        raise ColumnNotFoundError(msg)
+    return frame.with_columns(
+        system_names(keys).alias(system),
+        system_names([baseline_column(name) for name in keys]).alias(baseline),
+    )
 
 
 def display_order(names: Iterable[str]) -> list[str]:

@@ -25,8 +25,9 @@ import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.options import check_choice
+from polars_rankeval._engine.vocabulary import DELTA, METRIC, N_QUERIES, renamed
 from polars_rankeval.comparison._compare import CORRECTION_NAMES, TEST_NAMES
-from polars_rankeval.comparison._pairing import display_order
+from polars_rankeval.comparison._pairing import display_order, system_columns, with_pair_names
 from polars_rankeval.comparison._ties import tie_caption
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -38,9 +39,9 @@ from polars_rankeval.io import write_atomically
 
 Format = Literal["markdown", "latex", "html"]
 _NEEDED = (
-    *("metric", "baseline", "system", "delta", "significant"),
+    *(METRIC, DELTA, "significant"),
     *("higher_is_better", "summary", "baseline_overall", "system_overall"),
-    *("baseline_queries", "system_queries", "n_queries", "test", "correction", "alpha"),
+    *("baseline_queries", "system_queries", N_QUERIES, "test", "correction", "alpha"),
 )
 #: Past this many systems the marks are numbers separated by commas: letters would need
 #: ``aa``, and ``aab`` could be ``a`` + ``ab`` or ``aa`` + ``b``.
@@ -531,8 +532,9 @@ def _html(table: _Table, rows: list[list[str]]) -> str:
 _RENDERERS = {"markdown": _markdown, "latex": _latex, "html": _html}
 
 
+@renamed(comparison="data")
 def report(
-    comparison: pl.DataFrame,
+    data: pl.DataFrame,
     format: Format = "markdown",
     *,
     digits: int = 4,
@@ -550,8 +552,10 @@ def report(
 
     Parameters
     ----------
-    comparison
-        The frame ``compare`` or ``compare_per_query`` returned.
+    data
+        The frame ``compare`` or ``compare_per_query`` returned (systems named by their
+        ``by`` and ``baseline_<by>`` columns; several ``by`` columns are shown joined with
+        ``" / "``).
     format
         ``"markdown"`` (default), ``"latex"`` (needs ``\usepackage{booktabs}``; the output's
         first line is a comment saying so) or ``"html"``.
@@ -588,10 +592,12 @@ def report(
     <BLANKLINE>
     *Each system's mean over all the queries it has a value for (4 queries). A superscript letter marks a significant improvement over the system with that letter (paired t-test on the paired queries, 4 queries, Holm-adjusted p-values, alpha = 0.05). Best value in bold.*
     """  # noqa: E501
-    frame = as_polars(comparison, "comparison")
+    frame = as_polars(data, "data")
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
     missing = [name for name in _NEEDED if name not in frame.columns]
+    if not system_columns(frame.columns):
+        missing.append("the systems' by columns and their baseline_<by> columns")
     if missing:
         msg = (
             f"report() needs the output of compare(); columns missing: {missing} "
@@ -606,6 +612,8 @@ def report(
         msg = f"option digits= must be an int from 0 to 12, got {digits!r}"
         raise InvalidOptionError(msg)
     _check_types(frame)
-    frame = frame.with_columns(pl.col("baseline", "system").cast(pl.String))
+    # each row's two systems by name (their by values, joined for display), under the names
+    # the table code reads
+    frame = with_pair_names(frame)
     table = _table(frame, sort)
     return Report(_RENDERERS[chosen](table, _cells(table, chosen, digits)), chosen)

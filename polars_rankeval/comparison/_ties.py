@@ -14,8 +14,11 @@ import polars as pl
 
 from polars_rankeval._engine.tie_bounds import TIE_RANGE, range_columns
 from polars_rankeval._engine.warn import warn_at
-from polars_rankeval.comparison._pairing import system_names
+from polars_rankeval.comparison._pairing import system_columns, system_names, with_pair_names
 from polars_rankeval.errors import TieWarning
+
+# the joined names of a compare result's two systems, while its rows are flagged
+_SYSTEM, _BASELINE = "__rke_system", "__rke_baseline"
 
 
 def split_tie_ranges(
@@ -69,7 +72,25 @@ def with_tie_flags(
     also changes its spread, so the flag is a warning sign, not a proof.)
     """
     segments = list(segments)
-    pair = [*segments, "metric", "baseline", "system"]
+    if system_columns(compared.columns):
+        # compare's output names the systems by their by columns: flag it by the joined names
+        named = with_pair_names(compared, system=_SYSTEM, baseline=_BASELINE)
+        flagged = _flag(named, ranges, keys, segments, query, (_BASELINE, _SYSTEM))
+        return flagged.drop(_SYSTEM, _BASELINE)
+    return _flag(compared, ranges, keys, segments, query, ("baseline", "system"))
+
+
+def _flag(  # noqa: PLR0917  (with_tie_flags' arguments, and the pair's columns)
+    compared: pl.DataFrame,
+    ranges: pl.DataFrame | None,
+    keys: Sequence[str],
+    segments: list[str],
+    query: str,
+    names: tuple[str, str],
+) -> pl.DataFrame:
+    """with_tie_flags on rows naming their systems in the ``names`` (baseline, system) columns."""
+    base, own_name = names
+    pair = [*segments, "metric", base, own_name]
     empty = pl.lit(None, dtype=pl.Float64)
     if ranges is None or compared.is_empty():
         return compared.with_columns(
@@ -79,13 +100,13 @@ def with_tie_flags(
     rows = compared.select(*pair).unique()
     on = [*segments, "metric"]
     own = rows.join(
-        long.rename({"__system": "system", "r": "r_system"}),
-        on=[*on, "system"],
+        long.rename({"__system": own_name, "r": "r_system"}),
+        on=[*on, own_name],
         nulls_equal=True,
     )
     other = rows.join(
-        long.rename({"__system": "baseline", "r": "r_baseline"}),
-        on=[*on, "baseline"],
+        long.rename({"__system": base, "r": "r_baseline"}),
+        on=[*on, base],
         nulls_equal=True,
     )
     both = own.join(other, on=[*pair, query], how="full", coalesce=True, nulls_equal=True)
@@ -124,6 +145,8 @@ def tie_notes(rows: pl.DataFrame, *, system: str | None = "system") -> list[str]
     """
     if "tie_flip" not in rows.columns:
         return []
+    if system is not None and system_columns(rows.columns):
+        rows = with_pair_names(rows, system=system)  # compare's output: by and baseline_<by>
     notes = []
     for row in rows.filter(pl.col("tie_flip").fill_null(value=False)).iter_rows(named=True):
         who = ""
@@ -154,6 +177,8 @@ def tie_caption(compared: pl.DataFrame) -> str:
     """
     if "tie_flip" not in compared.columns:
         return ""
+    if system_columns(compared.columns):
+        compared = with_pair_names(compared)  # compare's output: by and baseline_<by>
     flipped = compared.filter(pl.col("tie_flip").fill_null(value=False))
     found = [
         f"{row['metric']} ({row['system']} vs {row['baseline']})"

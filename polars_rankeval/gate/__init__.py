@@ -24,13 +24,15 @@ tool or an older version whose sums differ in the last bit, and that noise must 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
-from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.evaluate import evaluate_frame
 from polars_rankeval._engine.meaning import Directions, LowerIsBetter
+from polars_rankeval._engine.vocabulary import METRIC, EvaluateOptions, renamed
+from polars_rankeval._engine.warn import warn_at
 from polars_rankeval.comparison import Test, compare_per_query
 from polars_rankeval.comparison._corrections import Correction
 from polars_rankeval.comparison._depth import DEPTH_COLUMN, with_depth
@@ -40,6 +42,7 @@ from polars_rankeval.errors import (
     ColumnTypeError,
     ColumnValueError,
     DuplicateItemError,
+    RankEvalDeprecationWarning,
 )
 from polars_rankeval.gate._result import CheckResult
 from polars_rankeval.gate._rules import (
@@ -50,6 +53,9 @@ from polars_rankeval.gate._rules import (
     _Gate,
     _literal,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["PYTHON_OPTIONS", "CheckColumnError", "CheckOptionError", "CheckResult", "Rule", "check"]
 
@@ -96,12 +102,12 @@ def _side(
             raise CheckOptionError(msg)
         # each list's tie range, in the same pass (tie_warning=None turns it off)
         ranges = keywords.get("tie_warning", 0.01) is not None
-        scored = evaluate(
+        scored = evaluate_frame(
             frame.lazy(),
             with_depth(metrics),  # and each list's depth when a metric depends on it
             per_query=True,
             query=query,
-            _tie_ranges=ranges,
+            keep_tie_ranges=ranges,
             **keywords,
         )
         return scored.collect()  # evaluate refuses a repeated (query, item) itself
@@ -179,9 +185,18 @@ def _one_system(
     return frame.filter(pl.col(by) == system).drop(by)
 
 
-def check(
-    candidate: object,
-    baseline: object,
+def _is_table(value: object) -> bool:
+    """A table (Polars, pandas, Arrow), not a system value: the old ``baseline=`` of check."""
+    if isinstance(value, (pl.DataFrame, pl.LazyFrame)):
+        return True
+    # pandas and pyarrow tables, without importing either: both have columns and a row count
+    return hasattr(value, "columns") and (hasattr(value, "shape") or hasattr(value, "num_rows"))
+
+
+@renamed(candidate="data", candidate_system="system")
+def check(  # type: ignore[misc]  # query= names both sides' column; evaluate gets it too
+    data: object,
+    reference: object = None,
     metrics: str | Sequence[str] | None = None,
     *,
     fail_if: str | Sequence[str] = (),
@@ -195,21 +210,26 @@ def check(
     n_resamples: int = 10_000,
     seed: int = 0,
     by: str | None = "system",
-    candidate_system: object = None,
-    baseline_system: object = None,
+    system: object = None,
+    baseline: object = None,
     query: str = "query",
     lower_is_better: LowerIsBetter = None,
     direction: Directions = None,
-    **evaluate_keywords: Any,
+    baseline_system: object = None,
+    **options: Unpack[EvaluateOptions],
 ) -> CheckResult:
-    """Check a candidate against a baseline with regression rules; ``.passed`` says the verdict.
+    """Check a candidate (``data``) against a ``reference`` with regression rules.
+
+    ``.passed`` says the verdict. The reference's system is the baseline: Δ = candidate −
+    baseline.
 
     Parameters
     ----------
-    candidate, baseline
-        Each a log (rows of query, item, score, relevance: evaluated here) or a per-query table
-        (a query column and a column per metric, e.g. ``evaluate(..., per_query=True)`` or the
-        Parquet file ``rank-eval ... --per-query -o`` writes). DataFrame, LazyFrame, pandas or
+    data, reference
+        The candidate and the table it is checked against. Each a log (rows of query, item,
+        score, relevance: evaluated here) or a per-query table (a query column and a column per
+        metric, e.g. ``evaluate(..., per_query=True)`` or the Parquet file ``rank-eval ...
+        --per-query -o`` writes). DataFrame, LazyFrame, pandas or
         Arrow.
     metrics
         The metrics to check (a list, or one comma-separated string). Default: those the rules
@@ -230,20 +250,29 @@ def check(
     test, correction, alpha, n_resamples, seed, lower_is_better, direction
         As in :func:`polars_rankeval.compare_per_query`: ``direction={"arp@10": "lower"}``
         overrides a metric's direction, and "worse" follows it.
-    by, candidate_system, baseline_system
-        A side with a ``by`` column holding several systems needs ``*_system=`` to pick one;
-        with a single system the column is dropped.
+    by, system, baseline
+        A side with a ``by`` column holding several systems needs a value of it to pick one:
+        ``system=`` in ``data`` (the candidate), ``baseline=`` in ``reference``; with a single
+        system the column is dropped.
     query
         The query id column of both sides.
-    **evaluate_keywords
+    baseline_system
+        The old name of ``baseline=`` (deprecated). Before 0.2 the second argument was called
+        ``baseline`` (the table); a table given as ``baseline=`` is still taken as
+        ``reference``, with a deprecation warning.
+    **options
         For sides that are logs: options of :func:`polars_rankeval.evaluate` (``item=``,
         ``score=``, ``relevance=``, ``convention=``...).
 
     Returns
     -------
     CheckResult
-        ``passed``, ``table`` (a row per metric), ``reasons`` (one sentence per broken rule),
-        ``queries`` (counts), ``text()``, ``markdown()`` and ``json()``.
+        ``passed``, ``table`` (a row per metric: ``metric, higher_is_better, value,
+        baseline_value`` (the candidate's and the baseline's values as evaluate gives them),
+        ``delta, ci_low, ci_high, interval_scale, p_value, p_adjusted, significant, wins,
+        ties, losses, n_queries, verdict, reasons``, then ``tie_range, tie_flip``),
+        ``reasons`` (one sentence per broken rule), ``queries`` (counts), ``text()``, ``markdown()``
+        and ``json()``.
 
     Examples
     --------
@@ -256,6 +285,8 @@ def check(
     >>> result.reasons
     ['ndcg@10: Δ -0.0667 breaks the rule ndcg@10 < -0.05']
     """
+    reference, baseline = _old_arguments(reference, baseline, baseline_system)
+    evaluate_keywords: dict[str, Any] = dict(options)
     gate = _Gate.build(
         fail_if,
         fail_if_significant=fail_if_significant,
@@ -267,8 +298,8 @@ def check(
         alpha=alpha,
     )
     specs = gate.metric_specs(metrics)
-    options: dict[str, Any] = {"by": by, "query": query, "keywords": evaluate_keywords}
-    base = _side(baseline, _BASELINE, specs, system=baseline_system, **options)
+    reading: dict[str, Any] = {"by": by, "query": query, "keywords": evaluate_keywords}
+    base = _side(reference, _BASELINE, specs, system=baseline, **reading)
     base, base_ranges = split_tie_ranges(base, [query])  # a log's tie ranges (ties.py)
     # The baseline's columns name the metrics (a sweep ndcg@5,10 is two): the candidate is
     # evaluated on, or must hold, the same.
@@ -281,7 +312,7 @@ def check(
             f"{_literal(names)}"
         )
         raise CheckOptionError(msg)
-    cand = _side(candidate, _CANDIDATE, names, system=candidate_system, **options)
+    cand = _side(data, _CANDIDATE, names, system=system, **reading)
     cand, cand_ranges = split_tie_ranges(cand, [query])
     for role, side in ((_BASELINE, base), (_CANDIDATE, cand)):
         if side.height == 0:
@@ -318,7 +349,7 @@ def check(
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,
-        missing="drop",
+        missing_queries="drop",
         lower_is_better=lower_is_better,
         direction=direction,
     )
@@ -342,8 +373,8 @@ def check(
     table = pl.DataFrame(rows, schema_overrides={"reasons": pl.List(pl.String)})
     # where the order of tied scores could change a metric's verdict (not a rule: a note)
     table = table.join(
-        compared.select("metric", "tie_range", "tie_flip"),
-        on="metric",
+        compared.select(METRIC, "tie_range", "tie_flip"),
+        on=METRIC,
         how="left",
         maintain_order="left",
     )
@@ -356,6 +387,43 @@ def check(
     return CheckResult(
         passed=not reasons, table=table, reasons=reasons, queries=counts, settings=settings
     )
+
+
+def _old_arguments(
+    reference: object, baseline: object, baseline_system: object
+) -> tuple[object, object]:
+    """``(reference, baseline)`` from the old spellings: ``baseline=TABLE``, ``baseline_system=``.
+
+    ``baseline`` now names a system value (as everywhere), so a table given as ``baseline=``
+    is the old name of ``reference=``; it keeps working for one release, with a warning.
+    """
+    if baseline_system is not None:
+        if baseline is not None and not _is_table(baseline):
+            msg = (
+                "check() got both baseline_system= and baseline=; baseline_system= is its old name"
+            )
+            raise CheckOptionError(msg)
+        warn_at(
+            "check(): baseline_system= is renamed baseline=; the old name is removed in 0.3.0",
+            RankEvalDeprecationWarning,
+        )
+    if _is_table(baseline):
+        if reference is not None:
+            msg = (
+                "check() got a table as baseline= and reference=: the table to check against "
+                "is reference= (baseline= names its system)"
+            )
+            raise CheckOptionError(msg)
+        warn_at(
+            "check(): the table to check against is now reference= (baseline= names a system, "
+            "a value of by=); baseline=TABLE is removed in 0.3.0",
+            RankEvalDeprecationWarning,
+        )
+        return baseline, baseline_system
+    if reference is None:
+        msg = "check() needs the table to check against: check(data, reference, ...)"
+        raise CheckOptionError(msg)
+    return reference, baseline if baseline_system is None else baseline_system
 
 
 # Below this relative difference a query's two values are the same value computed twice.

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankeval._engine.vocabulary import BASELINE_VALUE, VALUE
 from polars_rankeval.comparison._report import _markdown_escape
 from polars_rankeval.comparison._ties import tie_notes
 
@@ -126,8 +127,8 @@ class CheckResult:
             out.append(
                 [
                     row["metric"] + ("" if row["higher_is_better"] else " (lower is better)"),
-                    _num(row["baseline"]),
-                    _num(row["candidate"]),
+                    _num(row[BASELINE_VALUE]),
+                    _num(row[VALUE]),
                     f"{_num(row['delta'], sign=True)} {interval}",
                     _p(p),
                     f"{row['wins']}/{row['ties']}/{row['losses']}",

@@ -8,6 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from polars_rankeval._engine.vocabulary import (
+    BASELINE_VALUE,
+    CI_HIGH,
+    CI_LOW,
+    DELTA,
+    N_QUERIES,
+    VALUE,
+)
 from polars_rankeval._names.registry import split_metric_list
 from polars_rankeval.comparison import readable_interval
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
@@ -31,8 +39,8 @@ PYTHON_OPTIONS: dict[str, str] = {
     "metrics": "metrics=",
     "query": "query=",
     "by": "by=",
-    "candidate_system": "candidate_system=",
-    "baseline_system": "baseline_system=",
+    "candidate_system": "system=",
+    "baseline_system": "baseline=",
     "direction": "direction=",
 }
 
@@ -237,7 +245,7 @@ class _Gate:
     def judge(self, row: dict[str, Any], *, shared: int) -> dict[str, Any]:
         """One output row: the compared metric, its interval on a readable scale, its verdict."""
         metric, higher = row["metric"], bool(row["higher_is_better"])
-        delta, base_mean = _float(row["delta"]), _float(row["baseline_mean"])
+        delta, base_mean = _float(row[DELTA]), _float(row[BASELINE_VALUE])
         reasons: list[str] = []
         if shared == 0 or math.isnan(delta):
             reasons.append(f"{metric}: no query has a value on both sides, so Δ is unknown")
@@ -267,11 +275,12 @@ class _Gate:
         return {
             "metric": metric,
             "higher_is_better": higher,
-            "baseline": row["baseline_overall"],
-            "candidate": row["system_overall"],
-            "delta": row["delta"],
-            "ci_low": low,
-            "ci_high": high,
+            # the values as evaluate gives them (each side's summary over all its queries)
+            VALUE: row["system_overall"],
+            BASELINE_VALUE: row["baseline_overall"],
+            DELTA: row[DELTA],
+            CI_LOW: low,
+            CI_HIGH: high,
             "interval_scale": scale,
             "p_value": row["p_value"],
             "p_adjusted": row["p_adjusted"],
@@ -279,7 +288,7 @@ class _Gate:
             "wins": row["wins"],
             "ties": row["ties"],
             "losses": row["losses"],
-            "queries": row["n_queries"],
+            N_QUERIES: row[N_QUERIES],
             "verdict": "fail" if reasons else "pass",
             "reasons": reasons,
         }

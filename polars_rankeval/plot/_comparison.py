@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval._engine.meaning import Directions, LowerIsBetter, meanings
-from polars_rankeval.comparison._pairing import display_order
+from polars_rankeval._engine.vocabulary import (
+    BASELINE_VALUE,
+    CI_HIGH,
+    CI_LOW,
+    DELTA,
+    METRIC,
+    N_QUERIES,
+    VALUE,
+    baseline_column,
+    renamed,
+)
+from polars_rankeval.comparison._pairing import display_order, system_columns, with_pair_names
 from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 from polars_rankeval.plot._inputs import _frame
 from polars_rankeval.plot._style import (
@@ -31,11 +42,11 @@ if TYPE_CHECKING:
 # System comparison (output of rke.compare)
 # ---------------------------------------------------------------------------------------------
 
-_COMPARISON_NEEDS = ("metric", "baseline", "system", "delta", "ci_low", "ci_high", "significant")
+_COMPARISON_NEEDS = (METRIC, DELTA, CI_LOW, CI_HIGH, "significant")
 _COMPARISON_KEEPS = (
-    "n_queries",
-    "baseline_mean",
-    "system_mean",
+    N_QUERIES,
+    VALUE,
+    BASELINE_VALUE,
     "baseline_overall",
     "system_overall",
     "baseline_queries",
@@ -54,20 +65,23 @@ _COMPARISON_KEEPS = (
 _VERDICTS = ("better", "worse", "not significant")
 _VERDICT_COLORS = ("#4c78a8", "#e45756", "#7f7f7f")
 _SOLID, _DASHED = [1, 0], [4, 3]
+# each row's two systems by name (their by values, joined for display)
+_SYSTEM, _BASELINE = "__rke_system", "__rke_baseline"
 
 
+@renamed(comparison="data")
 def systems_data(
-    comparison: Any, *, lower_is_better: LowerIsBetter = None, direction: Directions = None
+    data: Any, *, lower_is_better: LowerIsBetter = None, direction: Directions = None
 ) -> pl.DataFrame:
     """The rows of a comparison that :func:`systems` draws.
 
     Parameters
     ----------
-    comparison
+    data
         The output of :func:`~polars_rankeval.compare` (or any frame with its columns
-        ``metric``, ``baseline``, ``system``, ``delta``, ``ci_low``, ``ci_high`` and
-        ``significant``; ``ci_low``/``ci_high`` bound the mean difference system − baseline,
-        on the log scale where ``test_scale`` is ``"log"``).
+        ``metric``, the systems' ``by`` columns and their ``baseline_<by>`` columns,
+        ``delta``, ``ci_low``, ``ci_high`` and ``significant``; ``ci_low``/``ci_high`` bound the
+        mean difference system − baseline, on the log scale where ``test_scale`` is ``"log"``).
     lower_is_better, direction
         Only for a frame without ``higher_is_better``: columns whose lower values are better
         (a list), or ``{metric: "higher" | "lower"}``; other metrics' directions are looked up
@@ -78,8 +92,9 @@ def systems_data(
     Returns
     -------
     DataFrame
-        The rows in their order: ``metric``, ``baseline``, ``system``, ``label`` (the system,
-        or ``"system vs baseline"`` when there are several baselines), ``delta``, ``ci_low``,
+        The rows in their order: ``metric``, the ``by`` and ``baseline_<by>`` columns,
+        ``label`` (the system's name, its ``by`` values joined with ``" / "``, or ``"system
+        vs baseline"`` when there are several baselines), ``delta``, ``ci_low``,
         ``ci_high``, ``significant``, ``higher_is_better``, ``verdict`` (``"better"`` or
         ``"worse"`` when significant, by the metric's direction, else ``"not significant"``),
         ``position`` (where the point goes: ``delta``, or for a gm metric tested on logs the
@@ -95,8 +110,8 @@ def systems_data(
     >>> comparison = pl.DataFrame(
     ...     {
     ...         "metric": ["ndcg@10", "frp"],
-    ...         "baseline": "bm25",
     ...         "system": "neural",
+    ...         "baseline_system": "bm25",
     ...         "delta": [0.18, -0.56],
     ...         "ci_low": [0.16, -0.6],
     ...         "ci_high": [0.20, -0.5],
@@ -114,15 +129,21 @@ def systems_data(
     │ frp     ┆ neural ┆ -0.56 ┆ better  │
     └─────────┴────────┴───────┴─────────┘
     """
-    frame = _frame(comparison, "comparison")
+    frame = _frame(data, "data")
     missing = [name for name in _COMPARISON_NEEDS if name not in frame.columns]
+    keys = system_columns(frame.columns)
+    if not keys:
+        missing.append("the systems' by columns and their baseline_<by> columns")
     if missing:
         msg = (
             f"the comparison lacks the column(s) {missing}; pass the output of rke.compare(...) "
             f"(columns present: {frame.columns})"
         )
         raise ColumnNotFoundError(msg)
-    frame = frame.with_columns(pl.col("metric", "baseline", "system").cast(pl.String))
+    named = [*keys, *(baseline_column(key) for key in keys)]
+    frame = with_pair_names(frame, system=_SYSTEM, baseline=_BASELINE).with_columns(
+        pl.col(METRIC).cast(pl.String)
+    )
     metrics = frame["metric"].unique(maintain_order=True).to_list()
     if "higher_is_better" in frame.columns:
         if lower_is_better is not None or direction is not None:
@@ -137,11 +158,11 @@ def systems_data(
         higher = pl.col("metric").replace_strict(
             {m: found[m].higher_is_better for m in metrics}, return_dtype=pl.Boolean
         )
-    several = frame["baseline"].n_unique() > 1
+    several = frame[_BASELINE].n_unique() > 1
     label = (
-        pl.concat_str(pl.col("system"), pl.lit(" vs "), pl.col("baseline"))
+        pl.concat_str(pl.col(_SYSTEM), pl.lit(" vs "), pl.col(_BASELINE))
         if several
-        else pl.col("system")
+        else pl.col(_SYSTEM)
     )
     better = (pl.col("delta") > 0) == pl.col("higher_is_better")
     verdict = (
@@ -150,15 +171,15 @@ def systems_data(
         .otherwise(pl.lit("not significant"))
     )
     position = pl.col("delta").cast(pl.Float64)
-    if {"test_scale", "baseline_mean", "system_mean"} <= set(frame.columns):
+    if {"test_scale", VALUE, BASELINE_VALUE} <= set(frame.columns):
         # A gm metric is tested on logs, and its interval bounds the mean log difference: the
         # point goes on that scale too, log(gm_system / gm_baseline).
-        ratio = (pl.col("system_mean") / pl.col("baseline_mean")).cast(pl.Float64).log()
+        ratio = (pl.col(VALUE) / pl.col(BASELINE_VALUE)).cast(pl.Float64).log()
         position = pl.when(pl.col("test_scale") == "log").then(ratio).otherwise(position)
-    data = frame.select(
-        "metric",
-        "baseline",
-        "system",
+    rows = frame.select(
+        METRIC,
+        *named,
+        _BASELINE,
         label.alias("label"),
         *(pl.col(name).cast(pl.Float64) for name in ("delta", "ci_low", "ci_high")),
         pl.col("significant").cast(pl.Boolean),
@@ -166,12 +187,14 @@ def systems_data(
         *(name for name in _COMPARISON_KEEPS if name in frame.columns),
         position.alias("position"),
     ).with_columns(verdict.alias("verdict"))
-    return data.with_columns(
-        _panels(data, several=several).alias("panel"), _axis_labels(data).alias("axis_label")
+    return rows.with_columns(
+        _panels(rows, several=several).alias("panel"), _axis_labels(rows).alias("axis_label")
     ).select(
-        *("metric", "baseline", "system", "label", "delta", "ci_low", "ci_high"),
+        METRIC,
+        *named,
+        *("label", DELTA, CI_LOW, CI_HIGH),
         *("significant", "higher_is_better", "verdict", "position", "panel", "axis_label"),
-        *(name for name in _COMPARISON_KEEPS if name in data.columns),
+        *(name for name in _COMPARISON_KEEPS if name in rows.columns),
     )
 
 
@@ -186,7 +209,7 @@ def _panels(data: pl.DataFrame, *, several: bool) -> pl.Series:
         if row.get("test_scale") == "log":
             parts.append("log scale")
         if not several and "baseline_overall" in row:
-            parts.append(f"{row['baseline']} = {_number(row['baseline_overall'])}")
+            parts.append(f"{row[_BASELINE]} = {_number(row['baseline_overall'])}")
         panels.append(f"{row['metric']} ({'; '.join(parts)})")
     return pl.Series(panels, dtype=pl.String)
 
@@ -235,8 +258,9 @@ def _interval_name(data: pl.DataFrame) -> str:
     return "interval"
 
 
+@renamed(comparison="data")
 def systems(
-    comparison: Any, *, lower_is_better: LowerIsBetter = None, direction: Directions = None
+    data: Any, *, lower_is_better: LowerIsBetter = None, direction: Directions = None
 ) -> alt.FacetChart:
     """Each system's difference from the baseline, one panel per metric (Altair).
 
@@ -256,8 +280,8 @@ def systems(
     >>> comparison = pl.DataFrame(
     ...     {
     ...         "metric": ["ndcg@10", "map"],
-    ...         "baseline": "bm25",
     ...         "system": "neural",
+    ...         "baseline_system": "bm25",
     ...         "delta": [0.18, -0.01],
     ...         "ci_low": [0.16, -0.03],
     ...         "ci_high": [0.20, 0.01],
@@ -269,16 +293,18 @@ def systems(
     _require_altair("systems")
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
-    data = systems_data(comparison, lower_is_better=lower_is_better, direction=direction)
-    panels = list(dict.fromkeys(data["panel"].to_list()))
-    baselines = list(dict.fromkeys(data["baseline"].to_list()))
+    drawn_rows = systems_data(data, lower_is_better=lower_is_better, direction=direction)
+    # the systems' names, their by values joined for display (tooltip, order, axis title)
+    shown = with_pair_names(drawn_rows, system=_SYSTEM, baseline=_BASELINE)
+    panels = list(dict.fromkeys(shown["panel"].to_list()))
+    baselines = list(dict.fromkeys(shown[_BASELINE].to_list()))
     one_baseline = len(baselines) == 1
     versus = baselines[0] if one_baseline else "baseline"
-    rows = max(data["panel"].value_counts()["count"].to_list(), default=1)
+    rows = max(shown["panel"].value_counts()["count"].to_list(), default=1)
     # Systems listed as the report lists them (compare's rows are in byte order).
-    rank = {name: i for i, name in enumerate(display_order([*baselines, *data["system"]]))}
+    rank = {name: i for i, name in enumerate(display_order([*baselines, *shown[_SYSTEM]]))}
     drawn = sorted(
-        data.iter_rows(named=True), key=lambda r: (rank[r["baseline"]], rank[r["system"]])
+        shown.iter_rows(named=True), key=lambda r: (rank[r[_BASELINE]], rank[r[_SYSTEM]])
     )
     order = list(dict.fromkeys(row["axis_label"] for row in drawn))
     y = alt.Y("axis_label:N", sort=order, axis=_axis(alt, None, labelLimit=320))
@@ -290,13 +316,13 @@ def systems(
     x_title = f"difference from {versus} (system − {versus})"
     tooltip = [
         "metric:N",
-        "system:N",
-        "baseline:N",
+        alt.Tooltip(f"{_SYSTEM}:N", title="system"),
+        alt.Tooltip(f"{_BASELINE}:N", title="baseline"),
         alt.Tooltip("delta:Q", format="+.4f"),
         alt.Tooltip("ci_low:Q", format="+.4f"),
         alt.Tooltip("ci_high:Q", format="+.4f"),
         "verdict:N",
-        *(f"{name}:Q" for name in ("p_value", "p_adjusted") if name in data.columns),
+        *(f"{name}:Q" for name in ("p_value", "p_adjusted") if name in shown.columns),
     ]
     # Round ticks (zero among them) and a few pixels of room, so an interval never ends on
     # the frame.
@@ -329,9 +355,9 @@ def systems(
         )
     )
     subtitle = [
-        f"lines: {_interval_name(data)} of the mean difference{_unadjusted(data)}; "
+        f"lines: {_interval_name(shown)} of the mean difference{_unadjusted(shown)}; "
         "each label gives the system's value over all its queries",
-        f"filled point, solid line: significant{_how_tested(data)}; hollow, dashed: not "
+        f"filled point, solid line: significant{_how_tested(shown)}; hollow, dashed: not "
         "significant; better/worse follow each metric's direction",
     ]
     header = alt.Header(
@@ -344,7 +370,7 @@ def systems(
         labelFontWeight="bold",
     )
     faceted: alt.FacetChart = (
-        alt.layer(zero, bars, points, data=data)
+        alt.layer(zero, bars, points, data=shown)
         .properties(width=WIDTH, height=max(40, 24 * rows))
         .facet(row=alt.Row("panel:N", sort=panels, header=header), spacing=16)
         .resolve_scale(x="independent", y="independent")

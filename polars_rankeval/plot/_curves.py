@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.vocabulary import renamed
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.metrics.interpolated import iprec_at_recall
@@ -39,29 +40,30 @@ RECALL_LEVELS: tuple[float, ...] = tuple(i / 10 for i in range(11))
 # ---------------------------------------------------------------------------------------------
 
 
-def _sweep(metric: str, ks: Sequence[int]) -> str:
+def _sweep(metric: str, cutoffs: Sequence[int]) -> str:
     """``"ndcg(gain=exp)"`` and ``[1, 5]`` → ``"ndcg@1,5(gain=exp)"`` (one evaluate pass)."""
     if not isinstance(metric, str) or "@" in metric:
         msg = (
             f"metric= must be a metric name without a cutoff, e.g. 'ndcg' or 'ndcg(gain=exp)', "
-            f"and the cutoffs go in ks=; got {metric!r}"
+            f"and the cutoffs go in k=; got {metric!r}"
         )
         raise InvalidOptionError(msg)
-    if isinstance(ks, (str, int)) or not ks:
-        msg = f"ks= must be a non-empty list of cutoffs such as [1, 5, 10], got {ks!r}"
+    if isinstance(cutoffs, (str, int)) or not cutoffs:
+        msg = f"k= must be a non-empty list of cutoffs such as [1, 5, 10], got {cutoffs!r}"
         raise InvalidOptionError(msg)
-    for k in ks:
+    for k in cutoffs:
         if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-            msg = f"ks= must hold positive ints, got {k!r}"
+            msg = f"k= must hold positive ints, got {k!r}"
             raise InvalidOptionError(msg)
     name, paren, options = metric.partition("(")
-    return f"{name}@{','.join(str(k) for k in ks)}{paren}{options}"
+    return f"{name}@{','.join(str(k) for k in cutoffs)}{paren}{options}"
 
 
+@renamed(log="data", ks="k")
 def metric_at_k_data(
-    log: Any,
+    data: Any,
     metric: str,
-    ks: Sequence[int],
+    k: Sequence[int],
     *,
     by: str | Sequence[str] | None = None,
     **options: Any,
@@ -72,12 +74,12 @@ def metric_at_k_data(
 
     Parameters
     ----------
-    log
+    data
         The long table (DataFrame, LazyFrame, pandas or Arrow), as for
         :func:`~polars_rankeval.evaluate`.
     metric
         A metric without a cutoff, e.g. ``"ndcg"``, ``"p"`` or ``"ndcg(gain=exp)"``.
-    ks
+    k
         The cutoffs, e.g. ``[1, 3, 5, 10]``.
     by
         Columns whose values are the systems (or segments), one curve each.
@@ -117,12 +119,13 @@ def metric_at_k_data(
     │ b      ┆ p      ┆ 2   ┆ 0.5   │
     └────────┴────────┴─────┴───────┘
     """
-    sweep = _sweep(metric, ks)
+    cutoffs = k
+    sweep = _sweep(metric, cutoffs)
     keys = _keys(by)
-    means: pl.DataFrame | pl.LazyFrame = evaluate(log, [sweep], by=by, per_query=False, **options)
+    means: pl.DataFrame | pl.LazyFrame = evaluate(data, [sweep], by=by, per_query=False, **options)
     if isinstance(means, pl.LazyFrame):
         means = means.collect()
-    # The sweep's columns come in the order of ks, after the by columns.
+    # The sweep's columns come in the order of the cutoffs, after the by columns.
     value_columns = [name for name in means.columns if name not in keys]
     parts = [
         means.select(
@@ -131,15 +134,16 @@ def metric_at_k_data(
             pl.lit(k, dtype=pl.Int64).alias("k"),
             pl.col(column).cast(pl.Float64).alias("value"),
         )
-        for k, column in zip(ks, value_columns, strict=True)
+        for k, column in zip(cutoffs, value_columns, strict=True)
     ]
     return pl.concat(parts).sort([*keys, "k"])
 
 
+@renamed(log="data", ks="k")
 def metric_at_k(
-    log: Any,
+    data: Any,
     metric: str,
-    ks: Sequence[int],
+    k: Sequence[int],
     *,
     by: str | Sequence[str] | None = None,
     **options: Any,
@@ -169,17 +173,18 @@ def metric_at_k(
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
     keys = _keys(by)
-    data, color = _with_run(metric_at_k_data(log, metric, ks, by=by, **options), keys)
-    wide = max(ks) > 10 * min(ks)
+    cutoffs = k
+    rows, color = _with_run(metric_at_k_data(data, metric, cutoffs, by=by, **options), keys)
+    wide = max(cutoffs) > 10 * min(cutoffs)
     scale = alt.Scale(type="log") if wide else alt.Scale(zero=False)
-    x = alt.X("k:Q", scale=scale, axis=_axis(alt, "cutoff k", values=sorted(ks)))
+    x = alt.X("k:Q", scale=scale, axis=_axis(alt, "cutoff k", values=sorted(cutoffs)))
     y = alt.Y("value:Q", axis=_axis(alt, f"{metric}@k (mean)"))
     tooltip = [*(alt.Tooltip(key) for key in keys), "k:Q", alt.Tooltip("value:Q", format=".4f")]
     # Altair's mark_* methods are untyped (Any), hence the annotated name.
     chart: alt.Chart = (
-        alt.Chart(data)
+        alt.Chart(rows)
         .mark_line(point=alt.OverlayMarkDef(size=50), strokeWidth=2)
-        .encode(x=x, y=y, tooltip=tooltip, **_color(alt, color, keys, data))
+        .encode(x=x, y=y, tooltip=tooltip, **_color(alt, color, keys, rows))
         .properties(
             width=WIDTH,
             height=HEIGHT,
@@ -215,8 +220,9 @@ def _recall_levels(levels: object) -> list[float]:
     return sorted(checked)
 
 
+@renamed(log="data")
 def precision_recall_data(
-    log: Any,
+    data: Any,
     *,
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
@@ -237,7 +243,7 @@ def precision_recall_data(
 
     Parameters
     ----------
-    log
+    data
         The long table, as for :func:`~polars_rankeval.evaluate`.
     by
         Columns whose values are the systems (or segments).
@@ -292,7 +298,7 @@ def precision_recall_data(
     names = {f"iprec_at_recall_{level!r}": level for level in levels}
     metrics = [_iprec_metric(level, name) for name, level in names.items()]
     result: pl.DataFrame | pl.LazyFrame = evaluate(
-        log, metrics, by=by, per_query=per_query, **options
+        data, metrics, by=by, per_query=per_query, **options
     )
     if isinstance(result, pl.LazyFrame):
         result = result.collect()
@@ -307,8 +313,9 @@ def precision_recall_data(
     ).sort([*index, "recall"])
 
 
+@renamed(log="data")
 def precision_recall(
-    log: Any,
+    data: Any,
     *,
     by: str | Sequence[str] | None = None,
     recall_levels: Sequence[float] = RECALL_LEVELS,
@@ -339,8 +346,8 @@ def precision_recall(
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
     keys = _keys(by)
-    data = precision_recall_data(log, by=by, recall_levels=recall_levels, **options)
-    data, color = _with_run(data, keys)
+    rows = precision_recall_data(data, by=by, recall_levels=recall_levels, **options)
+    rows, color = _with_run(rows, keys)
     unit = alt.Scale(domain=[0, 1])
     tooltip = [
         *(alt.Tooltip(key) for key in keys),
@@ -349,13 +356,13 @@ def precision_recall(
     ]
     # Altair's mark_* methods are untyped (Any), hence the annotated name.
     chart: alt.Chart = (
-        alt.Chart(data)
+        alt.Chart(rows)
         .mark_line(point=alt.OverlayMarkDef(size=50), strokeWidth=2)
         .encode(
             x=alt.X("recall:Q", scale=unit, axis=_axis(alt, "recall")),
             y=alt.Y("precision:Q", scale=unit, axis=_axis(alt, "interpolated precision")),
             tooltip=tooltip,
-            **_color(alt, color, keys, data),
+            **_color(alt, color, keys, rows),
         )
         .properties(
             width=WIDTH,

@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.meaning import meanings, summarise
+from polars_rankeval._engine.vocabulary import renamed
 from polars_rankeval.comparison._pairing import system_names
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.plot._inputs import _check_columns, _frame, _keys, _with_run
@@ -42,8 +43,9 @@ OVERLAY_MAX = 4
 # ---------------------------------------------------------------------------------------------
 
 
+@renamed(per_query="data")
 def distribution_data(
-    per_query: Any,
+    data: Any,
     metric: str,
     *,
     by: str | Sequence[str] | None = "system",
@@ -58,7 +60,7 @@ def distribution_data(
 
     Parameters
     ----------
-    per_query
+    data
         One row per ``(by, query)`` and one column per metric, e.g.
         ``rke.evaluate(log, ["ndcg@10"], by="system", per_query=True)``.
     metric
@@ -103,7 +105,7 @@ def distribution_data(
         msg = f"option bins= must be a positive int, got {bins!r}"
         raise InvalidOptionError(msg)
     keys = _keys(by)
-    frame = _frame(per_query, "per_query")
+    frame = _frame(data, "data")
     _check_columns(frame, [*(("by", key) for key in keys), ("metric", metric)], "per-query table")
     if not frame.schema[metric].is_numeric():
         msg = f"metric column {metric!r} must be numeric, got {frame.schema[metric]}"
@@ -196,8 +198,9 @@ def _summaries(
     return name, found
 
 
+@renamed(per_query="data")
 def distribution(
-    per_query: Any,
+    data: Any,
     metric: str,
     *,
     by: str | Sequence[str] | None = "system",
@@ -225,8 +228,8 @@ def distribution(
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
     keys = _keys(by)
-    data, color = _with_run(distribution_data(per_query, metric, by=by, bins=bins), keys)
-    summary, found = _summaries(_frame(per_query, "per_query"), metric, keys)
+    rows, color = _with_run(distribution_data(data, metric, by=by, bins=bins), keys)
+    summary, found = _summaries(_frame(data, "data"), metric, keys)
     x = alt.X("bin_start:Q", bin="binned", axis=_axis(alt, f"{metric} per query"))
     y = alt.Y("share:Q", stack=None, axis=_axis(alt, "share of queries", format="%"))
     tooltip = [
@@ -244,22 +247,22 @@ def distribution(
             subtitle = f"{summary}: {_number(found[0][1]) if found else '–'}"
         # Altair's mark_* methods are untyped (Any), hence the annotated name.
         chart: alt.Chart = (
-            alt.Chart(data)
+            alt.Chart(rows)
             .mark_bar(opacity=0.5, binSpacing=0)
-            .encode(x=x, x2="bin_end:Q", y=y, tooltip=tooltip, **_color(alt, color, keys, data))
+            .encode(x=x, x2="bin_end:Q", y=y, tooltip=tooltip, **_color(alt, color, keys, rows))
             .properties(width=WIDTH, height=HEIGHT, title=_title(alt, title, subtitle))
         )
         return _offline(chart)
     # Small multiples: one panel per system, its summary in the panel's heading.
     headings = {s: f"{s}: {summary} {_number(m)} ({n:,} queries)" for s, m, n in found}
     assert color is not None
-    data = data.with_columns(
+    rows = rows.with_columns(
         pl.col(color).cast(pl.String).replace_strict(headings, default=None).alias("panel")
     )
     panels = [headings[s] for s, _, _ in found]
     header = alt.Header(title=None, labelFontSize=12, labelLimit=260)
     faceted: alt.FacetChart = (
-        alt.Chart(data)
+        alt.Chart(rows)
         .mark_bar(binSpacing=0, color=_TABLEAU20[0])
         .encode(x=x, x2="bin_end:Q", y=y, tooltip=tooltip)
         .properties(width=200, height=110)

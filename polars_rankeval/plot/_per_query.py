@@ -7,12 +7,13 @@ table and draws each query's difference, wins by the metric's direction first.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from polars_rankeval._engine.meaning import Directions, LowerIsBetter
+from polars_rankeval._engine.vocabulary import METRIC, baseline_column, renamed
 from polars_rankeval.comparison._pairing import system_names, system_value
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError
 from polars_rankeval.plot._inputs import (
@@ -46,8 +47,9 @@ _OUTCOME_COLORS = ("#4c78a8", "#7f7f7f", "#e45756")
 # ---------------------------------------------------------------------------------------------
 
 
+@renamed(per_query="data")
 def per_query_delta_data(
-    per_query: Any,
+    data: Any,
     metric: str,
     baseline: object,
     system: object,
@@ -77,7 +79,7 @@ def per_query_delta_data(
 
     Parameters
     ----------
-    per_query
+    data
         One row per ``(by, query)`` and one column per metric, e.g.
         ``rke.evaluate(log, ["ndcg@10"], by="system", per_query=True)``.
     metric
@@ -105,7 +107,8 @@ def per_query_delta_data(
         ``first`` and ``last`` (1-based positions of the bin's queries in the sorted order),
         ``n_queries``, ``delta`` (mean difference of the bin), ``delta_min``, ``delta_max``,
         ``query`` (the query id when the bin holds one query, else null), and the constant
-        columns ``metric``, ``baseline``, ``system`` and ``n_dropped``.
+        columns ``metric``, the system's ``by`` columns, the baseline's ``baseline_<by>``
+        columns (the names compare gives them) and ``n_dropped``.
 
     Examples
     --------
@@ -138,7 +141,7 @@ def per_query_delta_data(
     if not keys:
         msg = "by= must name the column(s) whose values are the systems, e.g. by='system'"
         raise InvalidOptionError(msg)
-    frame = _frame(per_query, "per_query")
+    frame = _frame(data, "data")
     _check_columns(
         frame,
         [*(("by", key) for key in keys), ("query", query), ("metric", metric)],
@@ -210,9 +213,10 @@ def per_query_delta_data(
         .sort("first")
     )
     return binned.select(
-        pl.lit(metric).alias("metric"),
-        pl.lit(base_name).alias("baseline"),
-        pl.lit(system_name).alias("system"),
+        pl.lit(metric).alias(METRIC),
+        # the two systems as compare names them: by columns, then baseline_<by> columns
+        *(_keyed(system, keys, frame, lambda key: key)),
+        *(_keyed(baseline, keys, frame, baseline_column)),
         "outcome",
         "first",
         "last",
@@ -225,14 +229,26 @@ def per_query_delta_data(
     )
 
 
+def _keyed(
+    value: object, keys: Sequence[str], frame: pl.DataFrame, name: Callable[[str], str]
+) -> list[pl.Expr]:
+    """A system (a ``by`` value, or a tuple of them) as one literal column per ``by`` column."""
+    values = value if isinstance(value, tuple) else (value,)
+    return [
+        pl.lit(part).cast(frame.schema[key]).alias(name(key))
+        for key, part in zip(keys, values, strict=True)
+    ]
+
+
 def _outcome_counts(data: pl.DataFrame) -> dict[str, int]:
     counts = data.group_by("outcome").agg(pl.col("n_queries").sum())
     found = dict(zip(counts["outcome"].to_list(), counts["n_queries"].to_list(), strict=True))
     return {outcome: int(found.get(outcome, 0)) for outcome in _OUTCOMES}
 
 
+@renamed(per_query="data")
 def per_query_delta(
-    per_query: Any,
+    data: Any,
     metric: str,
     baseline: object,
     system: object,
@@ -268,8 +284,8 @@ def per_query_delta(
     _require_altair("per_query_delta")
     import altair as alt  # type: ignore[import-not-found,unused-ignore]
 
-    data = per_query_delta_data(
-        per_query,
+    rows = per_query_delta_data(
+        data,
         metric,
         baseline,
         system,
@@ -280,11 +296,11 @@ def per_query_delta(
         direction=direction,
     )
     chosen = _meaning(metric, lower_is_better, direction).direction
-    counts = _outcome_counts(data)
+    counts = _outcome_counts(rows)
     paired = sum(counts.values())
-    n_dropped = int(data["n_dropped"][0]) if data.height else 0
+    n_dropped = int(rows["n_dropped"][0]) if rows.height else 0
     # Each bin's mean times its size gives back the exact sum of the differences.
-    total = float((data["delta"] * data["n_queries"]).sum()) if paired else 0.0
+    total = float((rows["delta"] * rows["n_queries"]).sum()) if paired else 0.0
     mean = f"{total / paired:+.4f}" if paired else "n/a"
     base_name, system_name = system_value(baseline), system_value(system)
     subtitle = [
@@ -293,7 +309,7 @@ def per_query_delta(
         f"{n_dropped:,} queries dropped (a value on one side only); "
         f"{chosen} is better for {metric}: a win is a query where {system_name} is better",
     ]
-    binned = data.height < paired
+    binned = rows.height < paired
     x_title = f"queries, best for {system_name} first" + (
         " (bars are bins of queries)" if binned else ""
     )
@@ -304,7 +320,7 @@ def per_query_delta(
     )
     # Altair's mark_* methods are untyped (Any), hence the annotated name.
     chart: alt.Chart = (
-        alt.Chart(data)
+        alt.Chart(rows)
         .transform_calculate(start="datum.first - 1")
         .mark_rect(strokeWidth=1)
         .encode(
