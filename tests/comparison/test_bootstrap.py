@@ -153,3 +153,32 @@ def test_the_old_log_keyword_warns_and_still_works(sample: pl.DataFrame) -> None
     with pytest.warns(rke.RankEvalDeprecationWarning, match="log= is renamed data="):
         old = rke.bootstrap(log=sample, metrics=["ndcg@10"], by="system", n_resamples=20)
     assert old.equals(new)
+
+
+@pytest.mark.parametrize("baseline", ["bm25", None])
+def test_compare_bootstrap_similarity_queries_needed_stack_and_join(
+    sample: pl.DataFrame, baseline: str | None
+) -> None:
+    # one schema (design review 2.3): the results stack and join on (metric, <by>,
+    # baseline_<by>) without a rename; without a baseline every tool pairs systems alike
+    keys = ["metric", "system", "baseline_system"]
+    shared = [*keys, "n_queries"]
+    compared = rke.compare(sample, ["ndcg@10"], by="system", baseline=baseline, test="t")
+    similar = rke.similarity(sample, "jaccard@10", by="system", baseline=baseline)
+    per_query = rke.evaluate(sample, ["ndcg@10"], by="system", per_query=True)
+    needed = rke.queries_needed(per_query, delta=0.02, baseline=baseline)
+    results = [compared, similar, needed]
+    if baseline is not None:  # bootstrap's rows are about a baseline
+        results.append(
+            rke.bootstrap(sample, ["ndcg@10"], by="system", baseline=baseline, n_resamples=20)
+        )
+    stacked = pl.concat([frame.select(shared) for frame in results])
+    assert stacked.select("system", "baseline_system").unique().rows() == [("neural", "bm25")]
+    joined = compared.join(needed, on=keys, how="inner", suffix="_needed")
+    assert joined.height == 1
+    assert joined["n_queries"].item() == joined["n_queries_needed"].item() == 3000
+    if baseline is not None:
+        bootstrapped = results[-1]
+        both = compared.join(bootstrapped, on=keys, suffix="_bootstrap")
+        assert both["value"].item() == pytest.approx(both["value_bootstrap"].item())
+        assert both["delta"].item() == pytest.approx(both["delta_bootstrap"].item())
