@@ -20,24 +20,37 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
+from polars_rankeval._engine.vocabulary import DELTA, METRIC, N_QUERIES, baseline_column
 from polars_rankeval.comparison._compare import compare
-from polars_rankeval.comparison._pairing import matchups, resolve_baseline, system_names
+from polars_rankeval.comparison._pairing import (
+    matchups,
+    resolve_baseline,
+    system_columns,
+    system_names,
+    with_pair_names,
+)
 from polars_rankeval.comparison._stats import _scipy_stats
 from polars_rankeval.errors import ColumnTypeError, DuplicateItemError, InvalidOptionError
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from polars_rankeval._engine.vocabulary import EvaluateOptions
+
 # compare()'s output, by the columns discriminative_power and queries_needed read from it.
-_COMPARE_COLUMNS = frozenset({"metric", "baseline", "system", "significant", "delta", "test"})
+# (and its systems' by and baseline_<by> columns, read as joined names by with_pair_names)
+_COMPARE_COLUMNS = frozenset({"metric", "significant", "delta", "test"})
 # queries_needed searches n up to this (a difference that needs more is reported as null).
 _MAX_QUERIES = 1_000_000
 
 
 def _is_compare_output(frame: pl.DataFrame) -> bool:
-    return set(frame.columns) >= _COMPARE_COLUMNS
+    return set(frame.columns) >= _COMPARE_COLUMNS and bool(system_columns(frame.columns))
 
 
 def _probability(option: str, value: object, *, open_low: bool = True) -> float:
@@ -60,7 +73,7 @@ def discriminative_power(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    **evaluate_keywords: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> pl.DataFrame:
     """Per metric, the share of system pairs a test finds significantly different (Sakai).
 
@@ -74,7 +87,7 @@ def discriminative_power(
     test, correction, alpha, n_resamples, seed
         As :func:`~polars_rankeval.compare`; randomized Tukey HSD by default (no correction
         needed: it controls the family-wise error over all pairs).
-    **evaluate_keywords
+    **options
         Further keywords of :func:`~polars_rankeval.evaluate`, for a log.
 
     Returns
@@ -103,7 +116,7 @@ def discriminative_power(
     """
     frame = data.collect() if isinstance(data, pl.LazyFrame) else data
     if isinstance(frame, pl.DataFrame) and metrics is None and _is_compare_output(frame):
-        compared = frame
+        compared = frame = with_pair_names(frame)
         if frame["baseline"].n_unique() == 1 and frame["system"].n_unique() > 1:
             msg = (
                 "this compare() output holds pairs against one baseline only; discriminative "
@@ -117,6 +130,7 @@ def discriminative_power(
                 "or a compare() output"
             )
             raise InvalidOptionError(msg)
+        forwarded: dict[str, Any] = dict(options)  # compare checks them as evaluate does
         compared = compare(
             data,
             metrics,
@@ -127,8 +141,9 @@ def discriminative_power(
             alpha=alpha,
             n_resamples=n_resamples,
             seed=seed,
-            **evaluate_keywords,
+            **forwarded,
         )
+        compared = with_pair_names(compared)
     order = compared["metric"].unique(maintain_order=True).to_list()
     systems = pl.concat_list("baseline", "system").explode().n_unique()
     summary = compared.group_by("metric", maintain_order=True).agg(
@@ -210,9 +225,11 @@ def queries_needed(
     Returns
     -------
     DataFrame
-        ``metric, baseline, system, n_queries, sd_difference, delta, power, alpha,
-        queries_needed, power_now`` (the power at the current ``n_queries``); ``queries_needed``
-        is null past 1,000,000 queries.
+        In the columns every long result shares: ``metric``, the ``by`` columns (the system),
+        the ``baseline_<by>`` columns (the system it is paired with, as in
+        :func:`~polars_rankeval.compare`), ``n_queries``, then ``sd_difference, delta, power,
+        alpha, queries_needed, power_now`` (the power at the current ``n_queries``);
+        ``queries_needed`` is null past 1,000,000 queries.
 
     Examples
     --------
@@ -242,23 +259,24 @@ def queries_needed(
     alpha = _probability("alpha", alpha)
     stats = _scipy_stats()
     frame = data.collect() if isinstance(data, pl.LazyFrame) else data
-    pairs = (
-        _from_compare(frame, metric, stats)
-        if _is_compare_output(frame)
-        else _from_per_query(frame, metric, by, baseline, query)
-    )
+    if _is_compare_output(frame):
+        keys = system_columns(frame.columns)
+        pairs = _from_compare(frame, keys, metric, stats)
+    else:
+        keys = [by] if isinstance(by, str) else list(by)
+        pairs = _from_per_query(frame, metric, keys, baseline, query)
     rows = []
     for name, base, system, n, sd in pairs:
         needed = _needed(float(delta), sd, power, alpha, stats) if n >= 2 else None
         now = float(_power(np.array([float(n)]), float(delta), sd, alpha, stats)[0]) if sd else 1.0
-        rows.append((name, base, system, n, sd, float(delta), power, alpha, needed, now))
-    schema = {
-        "metric": pl.String,
-        "baseline": pl.String,
-        "system": pl.String,
-        "n_queries": pl.Int64,
+        rows.append((name, *system, *base, n, sd, float(delta), power, alpha, needed, now))
+    schema: dict[str, Any] = {
+        METRIC: pl.String,
+        **{key: frame.schema[key] for key in keys},
+        **{baseline_column(key): frame.schema[key] for key in keys},
+        N_QUERIES: pl.Int64,
         "sd_difference": pl.Float64,
-        "delta": pl.Float64,
+        DELTA: pl.Float64,
         "power": pl.Float64,
         "alpha": pl.Float64,
         "queries_needed": pl.Int64,
@@ -267,10 +285,11 @@ def queries_needed(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-_Pair = tuple[str, str, str, int, float]
+# (metric, the baseline's key values, the system's key values, n_queries, sd of differences)
+_Pair = tuple[str, tuple[Any, ...], tuple[Any, ...], int, float]
 
 
-def _from_compare(frame: pl.DataFrame, metric: object, stats: Any) -> list[_Pair]:
+def _from_compare(frame: pl.DataFrame, keys: list[str], metric: object, stats: Any) -> list[_Pair]:
     """σ_d of each compared pair from its paired t-interval (``test="t"`` rows only)."""
     if metric is not None:
         wanted = [metric] if isinstance(metric, str) else list(metric)  # type: ignore[call-overload]
@@ -294,19 +313,20 @@ def _from_compare(frame: pl.DataFrame, metric: object, stats: Any) -> list[_Pair
         level = float(row["alpha"])
         half = (float(row["ci_high"]) - float(row["ci_low"])) / 2.0
         sd = half * math.sqrt(n) / float(stats.t.ppf(1.0 - level / 2.0, n - 1)) if n >= 2 else 0.0
-        pairs.append((row["metric"], str(row["baseline"]), str(row["system"]), n, sd))
+        system = tuple(row[key] for key in keys)
+        base = tuple(row[baseline_column(key)] for key in keys)
+        pairs.append((row[METRIC], base, system, n, sd))
     return pairs
 
 
 def _from_per_query(
     frame: pl.DataFrame,
     metric: object,
-    by: str | Sequence[str],
+    keys: list[str],
     baseline: object,
     query: str,
 ) -> list[_Pair]:
     """σ_d of each pair of systems from their paired per-query differences."""
-    keys = [by] if isinstance(by, str) else list(by)
     missing = [name for name in [*keys, query] if name not in frame.columns]
     if missing:
         msg = (
@@ -339,6 +359,8 @@ def _from_per_query(
         )
         raise DuplicateItemError(msg)
     systems = named["__rke_system"].unique(maintain_order=True).sort().to_list()
+    # each system's key values, so that several by columns come back as columns
+    key_values = {row[-1]: row[:-1] for row in named.select(*keys, "__rke_system").iter_rows()}
     base = resolve_baseline(baseline, systems)
     pairs: list[_Pair] = []
     for name in names:
@@ -347,5 +369,5 @@ def _from_per_query(
             both = wide.select(first, second).drop_nulls()
             d = (both[second] - both[first]).cast(pl.Float64).to_numpy()
             sd = float(np.std(d, ddof=1)) if len(d) >= 2 else 0.0
-            pairs.append((name, first, second, len(d), sd))
+            pairs.append((name, key_values[first], key_values[second], len(d), sd))
     return pairs

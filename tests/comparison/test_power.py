@@ -47,7 +47,7 @@ def test_queries_needed_equals_statsmodels(delta: float, power: float, alpha: fl
         )
         # its own differences' standard deviation, independently
         wide = table.pivot(on="system", index="query", values="ndcg@10")
-        d = (wide[row["system"]] - wide[row["baseline"]]).to_numpy()
+        d = (wide[row["system"]] - wide[row["baseline_system"]]).to_numpy()
         assert row["sd_difference"] == pytest.approx(float(np.std(d, ddof=1)), abs=1e-12)
 
 
@@ -170,3 +170,35 @@ def test_queries_needed_refuses_repeated_rows_and_text_columns() -> None:
     text = _per_query(5).with_columns(pl.col("ndcg@10").cast(pl.String))
     with pytest.raises(rke.ColumnTypeError, match="numeric"):
         rke.queries_needed(text, delta=0.01)
+
+
+def test_queries_needed_columns_and_two_key_columns() -> None:
+    pytest.importorskip("scipy")
+    table = _per_query(4, systems=3)
+    out = rke.queries_needed(table, delta=0.02, baseline="s0")
+    assert out.columns == [
+        "metric",
+        "system",
+        "baseline_system",
+        "n_queries",
+        "sd_difference",
+        "delta",
+        "power",
+        "alpha",
+        "queries_needed",
+        "power_now",
+    ]
+    assert out.select("system", "baseline_system").rows() == [("s1", "s0"), ("s2", "s0")]
+    # two key columns (model, size) stay two columns, in their own types
+    split = table.with_columns(
+        pl.col("system").str.slice(0, 1).alias("model"),
+        pl.col("system").str.slice(1).cast(pl.Int16).alias("size"),
+    ).drop("system")
+    two = rke.queries_needed(split, delta=0.02, by=["model", "size"], baseline=("s", 0))
+    assert two.columns[:5] == ["metric", "model", "size", "baseline_model", "baseline_size"]
+    assert two.schema["size"] == two.schema["baseline_size"] == pl.Int16
+    assert two.select("model", "size", "baseline_model", "baseline_size").rows() == [
+        ("s", 1, "s", 0),
+        ("s", 2, "s", 0),
+    ]
+    assert two["queries_needed"].to_list() == out["queries_needed"].to_list()
