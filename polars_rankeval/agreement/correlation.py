@@ -12,8 +12,9 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.meaning import LowerIsBetter, meanings
-from polars_rankeval._engine.vocabulary import renamed
+from polars_rankeval._engine.vocabulary import BASELINE_VALUE, VALUE, renamed
 from polars_rankeval.agreement._frames import collect
+from polars_rankeval.comparison._pairing import system_columns, with_pair_names
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -27,8 +28,9 @@ Missing = Literal["error", "drop"]
 
 METHODS: tuple[Method, ...] = ("kendall", "tau_ap", "tau_ap_b", "spearman", "pearson")
 _SEPARATOR = " / "  # several ``by`` columns name a system by their values joined (as compare)
-# compare()'s output, by the columns rank_correlation reads from it.
-_COMPARE_COLUMNS = frozenset({"metric", "baseline", "system", "higher_is_better"})
+# compare()'s output, by the columns rank_correlation reads from it (and its systems' by and
+# baseline_<by> columns, read as names by with_pair_names).
+_COMPARE_COLUMNS = frozenset({"metric", "higher_is_better"})
 
 
 def _scipy_stats() -> Any:
@@ -117,7 +119,7 @@ class RankCorrelation:
 
 
 def _is_compare_output(frame: pl.DataFrame) -> bool:
-    return set(frame.columns) >= _COMPARE_COLUMNS
+    return set(frame.columns) >= _COMPARE_COLUMNS and bool(system_columns(frame.columns))
 
 
 def _compare_values(frame: pl.DataFrame, metric: str | None, name: str) -> pl.DataFrame:
@@ -131,15 +133,19 @@ def _compare_values(frame: pl.DataFrame, metric: str | None, name: str) -> pl.Da
     if metric not in metrics:
         msg = f"metric {metric!r} is not in {name} (a compare() output); its metrics: {metrics}"
         raise ColumnNotFoundError(msg)
-    rows = frame.filter(pl.col("metric") == metric)
-    # The value evaluate() reports for each system (all its queries); older outputs: the mean.
-    side = "overall" if "system_overall" in frame.columns else "mean"
+    rows = with_pair_names(frame.filter(pl.col("metric") == metric))
+    # The value evaluate() reports for each system (all its queries), else the paired value.
+    overall = "system_overall" in frame.columns
+    values_of = {
+        "baseline": "baseline_overall" if overall else BASELINE_VALUE,
+        "system": "system_overall" if overall else VALUE,
+    }
     parts = [
         rows.select(
             pl.col(role).cast(pl.String).alias("system"),
-            pl.col(f"{role}_{side}").cast(pl.Float64).alias(metric),
+            pl.col(column).cast(pl.Float64).alias(metric),
         )
-        for role in ("baseline", "system")
+        for role, column in values_of.items()
     ]
     values = pl.concat(parts).unique("system", keep="first", maintain_order=True)
     higher = rows["higher_is_better"].drop_nulls().unique().to_list()
@@ -402,9 +408,10 @@ def rank_correlation(
     ----------
     data, other
         :func:`~polars_rankeval.evaluate` outputs (one row per system: the ``by`` column(s) and
-        metric columns) or :func:`~polars_rankeval.compare` outputs (read from their
-        ``baseline``/``system`` columns and ``*_overall`` values; ``by`` is not used). The same
-        table may be passed twice with two metrics.
+        metric columns) or :func:`~polars_rankeval.compare` outputs (their systems read from
+        the ``by`` and ``baseline_<by>`` columns, several joined by ``" / "``, and their
+        ``*_overall`` values; ``by`` is not used). The same table may be passed twice with
+        two metrics.
     by
         The column(s) naming a system in an evaluate() output; systems are matched on them.
     metric
