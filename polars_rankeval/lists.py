@@ -14,6 +14,7 @@ import polars as pl
 
 from polars_rankeval._engine.columns import Columns
 from polars_rankeval._engine.columns import holds_lists as _nested
+from polars_rankeval._engine.vocabulary import renamed
 from polars_rankeval._engine.warn import user_site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -115,8 +116,9 @@ def _warn_empty_lists(query: str, recommended: str, judged: str | None) -> pl.Ex
     return pl.struct(*shown).map_batches(check, return_dtype=pl.Boolean)
 
 
+@renamed(frame="data")
 def from_lists(
-    frame: FrameT,
+    data: FrameT,
     *,
     query: str = "user",
     recommended: str = "recommended",
@@ -132,7 +134,7 @@ def from_lists(
 
     Parameters
     ----------
-    frame
+    data
         DataFrame or LazyFrame with one row per user (per system: other scalar columns such
         as a ``system`` column are carried to every row, so ``by=`` works).
     query
@@ -160,7 +162,7 @@ def from_lists(
     Returns
     -------
     DataFrame or LazyFrame
-        The same type as ``frame``: ``query``, the carried columns, ``item``, ``score``
+        The same type as ``data``: ``query``, the carried columns, ``item``, ``score``
         (Float64), ``relevance`` (Int64; null for every row without ``relevant``/``labels``).
 
     Examples
@@ -183,7 +185,7 @@ def from_lists(
     │ 2    ┆ c    ┆ 1.0   ┆ 0         │
     └──────┴──────┴───────┴───────────┘
     """
-    lf = frame.lazy()
+    lf = data.lazy()
     schema = lf.collect_schema()
     roles: tuple[list[str], list[str]] = _checked_roles(
         schema, query, recommended=recommended, relevant=relevant, labels=labels, scores=scores
@@ -243,7 +245,7 @@ def from_lists(
             )
         )
         retrieved = pl.concat([retrieved, missed.select(retrieved.collect_schema().names())])
-    if isinstance(frame, pl.DataFrame):
+    if isinstance(data, pl.DataFrame):
         return retrieved.collect()
     return retrieved
 

@@ -188,3 +188,10 @@ def test_a_long_log_with_list_valued_item_ids_is_refused_as_such() -> None:
     )
     with pytest.raises(rke.ColumnTypeError, match=r"'item' \(option item=\) holds lists"):
         rke.evaluate(log, ["map"])
+
+
+def test_the_old_frame_keyword_warns_and_still_works() -> None:
+    keywords = {"recommended": "predicted", "relevant": "actual", "warn_empty": False}
+    with pytest.warns(rke.RankEvalDeprecationWarning, match="frame= is renamed data="):
+        old = rke.from_lists(frame=RECS, **keywords)  # type: ignore[arg-type]
+    assert_frame_equal(old, rke.from_lists(data=RECS, **keywords))  # type: ignore[arg-type]
