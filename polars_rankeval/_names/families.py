@@ -32,7 +32,7 @@ class Family:
     """One metric family: its string's name, builder, cutoff rule and one-line description.
 
     The namespace method and the builder alias in :mod:`polars_rankeval.metrics` are spelled
-    like the string (:attr:`method`); the reference docs row is :func:`docs_table`'s.
+    like the string (:attr:`ident`); the reference docs row is :func:`docs_table`'s.
     """
 
     name: str  # the metric string's spelling (lower case), e.g. "map", "11pt_avg"
@@ -324,6 +324,7 @@ def docs_table() -> str:
     for family in TABLE:
         builders = dict.fromkeys([family.build.__name__, family.ident])
         method = {"required": "(k)", "optional": "(k=None)", "none": "()"}[family.cutoff]
+        method = f"({family.argument})" if family.argument else method
         rows.append(
             f"| {_CUTOFF_TEXT[family.cutoff].format(name=family.name)} "
             f"| {', '.join(f'`{b}`' for b in builders)} "
