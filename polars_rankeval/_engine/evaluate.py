@@ -1,37 +1,29 @@
-"""Frame-level evaluation: the typed functions behind ``df.rank_eval`` / ``lf.rank_eval``."""
+"""Frame-level evaluation: :func:`evaluate` and the route behind it, stage by stage.
+
+:func:`evaluate` is the public, typed entry point; :func:`evaluate_frame` is the route every
+caller shares (the internal ones add two switches): the options checked, the input taken
+(:mod:`~polars_rankeval._engine.input`), the plan made, the passes run
+(:mod:`~polars_rankeval._engine.passes`), the rows summarised
+(:mod:`~polars_rankeval._engine.summary`), each stage visited once, in that order.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from polars_rankeval._engine.columns import (
-    Columns,
-    as_polars,
-    check_schema,
-    make_columns,
-)
-from polars_rankeval._engine.context import (
-    Ties,
-)
+from polars_rankeval._engine.columns import Columns, make_columns
+from polars_rankeval._engine.context import Ties
+from polars_rankeval._engine.input import Cut, Input, check_cut, take_input
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.partial import PassSums
-from polars_rankeval._engine.passes import (
-    check_buckets,
-    deferred,
-    in_passes,
-    run_passes,
-)
-from polars_rankeval._engine.plan import (
-    HAS_RELEVANT,
-    finish_all,
-    per_query_plan,
-    reads_labels,
-)
-from polars_rankeval._engine.read_once import input_errors_named, readable
+from polars_rankeval._engine.passes import check_buckets, deferred, in_passes, run_passes
+from polars_rankeval._engine.plan import HAS_RELEVANT, finish_all, per_query_plan
+from polars_rankeval._engine.read_once import input_errors_named
 from polars_rankeval._engine.settings import EmptyQueries, MissingQueries, Settings, settings_for
 from polars_rankeval._engine.spill import cleanup_on_sigterm
 from polars_rankeval._engine.summary import (
@@ -42,7 +34,7 @@ from polars_rankeval._engine.summary import (
     summary,
     warn_dropped,
 )
-from polars_rankeval._engine.tables import Tables, make_tables, warn_unused_tables
+from polars_rankeval._engine.tables import warn_unused_tables
 from polars_rankeval._engine.tie_bounds import (
     check_tie_warning,
     range_columns,
@@ -53,26 +45,23 @@ from polars_rankeval._engine.tie_bounds import (
     warn_if_ties_move_means,
     with_tie_ranges,
 )
-from polars_rankeval._engine.validation import (
-    Duplicates,
-    NanScores,
-    warn_if_empty,
-)
-from polars_rankeval._engine.warn import user_site
+from polars_rankeval._engine.validation import Duplicates, NanScores, warn_if_empty
+from polars_rankeval._engine.warn import Site, user_site
 from polars_rankeval._names.registry import MetricRequest, resolve_metrics
-from polars_rankeval.conventions import (
-    ConventionName,
-    NegativeLabels,
-    Unretrieved,
-)
+from polars_rankeval.conventions import ConventionName, NegativeLabels, Unretrieved
 from polars_rankeval.errors import InvalidOptionError
-from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics._base import Metric
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from polars_rankeval._engine.vocabulary import EvaluateOptions
+
 Engine = Literal["auto", "in-memory", "streaming"]
+_ENGINES: list[Engine] = ["auto", "in-memory", "streaming"]
 
 
-def evaluate(  # noqa: PLR0915  (staged in issue 28)
+def evaluate(
     data: FrameT,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
@@ -87,6 +76,8 @@ def evaluate(  # noqa: PLR0915  (staged in issue 28)
     duplicates: Duplicates | None = None,
     nan_scores: NanScores | None = None,
     empty_queries: EmptyQueries | None = None,
+    depth: int | None = None,
+    judged_only: bool = False,
     train: object = None,
     items: object = None,
     catalog: object = None,
@@ -99,8 +90,6 @@ def evaluate(  # noqa: PLR0915  (staged in issue 28)
     relevance: str = "relevance",
     engine: Engine = "auto",
     tie_warning: float | None = 0.01,
-    _hidden: bool = False,
-    _tie_ranges: bool = False,
 ) -> FrameT:
     """Evaluate ranking metrics over a long-format table, one row per (query, item).
 
@@ -154,6 +143,14 @@ def evaluate(  # noqa: PLR0915  (staged in issue 28)
         Queries (users) with judgments but nothing relevant: ``"zero"`` (default, trec_eval)
         scores them 0; ``"drop"`` leaves them out, as most recommender evaluations do, and
         warns with the number dropped (an :class:`~polars_rankeval.EmptyQueriesWarning`).
+    depth
+        Keep each list's first ``depth`` retrieved items (trec_eval ``-M``), in the order the
+        metrics rank them (score descending, tied scores by the item's string form
+        descending); a judged item past the cut stays judged but unretrieved, so it still
+        counts toward ``R``. None (default): every retrieved item.
+    judged_only
+        Drop the retrieved items without a judgment (or with a negative label) before ranking,
+        after ``depth`` (trec_eval ``-J``); the rest move up without gaps. Default False.
     train, items, catalog
         Extra tables for the beyond-accuracy metrics (see :mod:`polars_rankeval._engine.tables`):
         ``train`` the past interactions (the log's query and item columns), ``items`` one
@@ -194,14 +191,6 @@ def evaluate(  # noqa: PLR0915  (staged in issue 28)
         only on the lists where a group of tied scores mixes labels (no other list can move).
         A LazyFrame is checked when it is collected, and the warning points at the line that
         called ``evaluate``. None turns it off.
-    _hidden
-        Internal (the Spark route, the command line, ``bootstrap``): with ``per_query=True``,
-        the raw per-query plan: per-system and diversity metrics' hidden values and the
-        ``empty_queries="drop"`` flag, for the caller to finish (:func:`finish_all`), filter
-        and reduce.
-    _tie_ranges
-        Internal (compare, check, the command line): keep the hidden per-query tie-range
-        columns (:func:`polars_rankeval.ties.tie_ranges` reads them) and do not warn.
 
     Returns
     -------
@@ -235,40 +224,191 @@ def evaluate(  # noqa: PLR0915  (staged in issue 28)
     │ 0.5 ┆ 0.75 ┆ 0.5 │
     └─────┴──────┴─────┘
     """
-    columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
-    preset, settings = settings_for(convention, locals())
-    engine = check_choice("engine", engine, ["auto", "in-memory", "streaming"])
+    return evaluate_frame(
+        data,
+        metrics,
+        per_query=per_query,
+        by=by,
+        relevance_level=relevance_level,
+        missing_queries=missing_queries,
+        ties=ties,
+        convention=convention,
+        negative_labels=negative_labels,
+        unretrieved=unretrieved,
+        duplicates=duplicates,
+        nan_scores=nan_scores,
+        empty_queries=empty_queries,
+        depth=depth,
+        judged_only=judged_only,
+        train=train,
+        items=items,
+        catalog=catalog,
+        n_buckets=n_buckets,
+        progress=progress,
+        spill_dir=spill_dir,
+        query=query,
+        item=item,
+        score=score,
+        relevance=relevance,
+        engine=engine,
+        tie_warning=tie_warning,
+    )
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The checked options: what to evaluate, over which columns, with which settings."""
+
+    columns: Columns
+    settings: Settings
+    resolved: list[tuple[str, Metric]]
+    cut: Cut
+    per_query: bool
+    engine: Engine
+    # None: no tie check
+    tie_limit: float | None
+
+
+@dataclass(frozen=True)
+class _Route:
+    """The plan's shape: how many passes, and where the tie check runs.
+
+    ``flag_ties``: the tie ranges are computed (to warn, or for a caller that reports them);
+    ``after``: an in-memory frame in one pass gets them after the metrics
+    (:func:`~polars_rankeval._engine.tie_bounds.with_tie_ranges` says why); ``site``: the
+    user's line, for the warnings given when a LazyFrame is collected (in a Polars thread).
+    """
+
+    passes: int | Literal["auto"]
+    flag_ties: bool
+    after: bool
+    site: Site
+
+
+def evaluate_frame(
+    data: FrameT,
+    metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
+    *,
+    per_query: bool = False,
+    by: str | Sequence[str] | None = None,
+    raw: bool = False,
+    keep_tie_ranges: bool = False,
+    **options: Unpack[EvaluateOptions],
+) -> FrameT:
+    """:func:`evaluate`, with the internal callers' two switches; the route, stage by stage.
+
+    Options checked (:func:`_request`) -> the input taken (:func:`~.input.take_input`: read,
+    columns checked, lists cut) -> the plan (:func:`_route`, :func:`~.plan.per_query_plan`, the
+    tie bounds) -> the passes (:mod:`~.passes`) -> the summary (:mod:`~.summary`).
+
+    ``raw`` (Spark, the command line, ``bootstrap``): with ``per_query=True``, the raw
+    per-query plan: per-system and diversity metrics' hidden values and the
+    ``empty_queries="drop"`` flag, for the caller to finish (:func:`finish_all`), filter and
+    reduce. ``keep_tie_ranges`` (compare, check, the command line): keep the hidden per-query
+    tie-range columns (:func:`polars_rankeval._engine.tie_bounds.tie_ranges` reads them) and do
+    not warn.
+    """
+    request = _request(metrics, per_query, by, options)
+    source = take_input(
+        data,
+        request.columns,
+        request.resolved,
+        request.settings,
+        request.cut,
+        train=options.get("train"),
+        items=options.get("items"),
+        catalog=options.get("catalog"),
+    )
+    route = _route(request, source, options.get("n_buckets"), raw=raw, keep=keep_tie_ranges)
+    # after the option checks: a refused evaluation says only why
+    warn_unused_tables(((label, metric.needs) for label, metric in request.resolved), source.tables)
+    plan_for = _plan_for(request, source, route)
+    if route.passes != 1 and not per_query:
+        # each pass's per-query rows become partial sums: the end holds one row per system
+        return _summary_in_passes(  # type: ignore[return-value]
+            request,
+            source,
+            plan_for,
+            route,
+            tie_limit=None if keep_tie_ranges else request.tie_limit,
+            progress=options.get("progress"),
+            spill_dir=options.get("spill_dir"),
+        )
+    plan = (
+        plan_for(source.lf)
+        if route.passes == 1
+        else in_passes(
+            source.lf,
+            request.columns,
+            plan_for,
+            route.passes,
+            progress=options.get("progress"),
+            spill_dir=options.get("spill_dir"),
+        )
+    )
+    finish = _Finish(request, source, route, keep_tie_ranges=keep_tie_ranges)
+    if source.in_memory:
+        return _collected(plan, finish, raw=raw)  # type: ignore[return-value]
+    if per_query and raw:
+        return plan  # type: ignore[return-value]
+    return _deferred(plan, finish)  # type: ignore[return-value]
+
+
+def _request(
+    metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
+    per_query: object,
+    by: str | Sequence[str] | None,
+    options: EvaluateOptions,
+) -> _Request:
+    """The options checked, before any input is read."""
+    columns = make_columns(
+        query=options.get("query", "query"),
+        item=options.get("item", "item"),
+        score=options.get("score", "score"),
+        relevance=options.get("relevance", "relevance"),
+        by=by,
+    )
+    preset, settings = settings_for(options.get("convention", "trec_eval"), options)
+    engine = check_choice("engine", options.get("engine", "auto"), _ENGINES)
     _check_per_query(per_query)
-    resolved = resolve_metrics(metrics, preset)
-    data = as_polars(data)  # type: ignore[assignment]
-    # a frame of per-user lists (the item column is a list column) becomes the long format
-    # a cut Parquet file: named; empty lists warned about unless missing_queries="zero"
-    lf, _ = maybe_from_lists(readable(data.lazy()), columns, settings.missing_queries)
-    # the input as given: a missing column is reported among the columns the user has
-    check_schema(lf.collect_schema(), columns, need_relevance=reads_labels(resolved))
-    lf = with_optional_relevance(lf, columns, resolved)
-    check_schema(lf.collect_schema(), columns)
-    tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
+    cut = check_cut(options.get("depth"), options.get("judged_only", False))
+    return _Request(
+        columns,
+        settings,
+        resolve_metrics(metrics, preset),
+        cut,
+        bool(per_query),
+        engine,
+        check_tie_warning(options.get("tie_warning", 0.01)),
+    )
+
+
+def _route(request: _Request, source: Input, n_buckets: object, *, raw: bool, keep: bool) -> _Route:
+    """How many passes, and whether and where the tie ranges are computed.
+
+    The ranges are computed to warn (not for the raw plan) or for a caller that reports them
+    (``keep``), when some metric's trec-rule mean can move; after the metrics for an
+    in-memory frame evaluated in one pass.
+    """
     if n_buckets is None:
         # A DataFrame is in memory already; a LazyFrame may be larger than memory.
-        n_buckets = 1 if isinstance(data, pl.DataFrame) else "auto"
+        n_buckets = 1 if source.in_memory else "auto"
     passes = check_buckets(n_buckets)
-    # `site`: the user's line, for the warnings given when a LazyFrame is collected (in a
-    # Polars thread); `after`: an in-memory frame in one pass gets its tie ranges after the
-    # metrics (ties.with_tie_ranges says why).
-    tie_limit, flag_ties, after, site = _tie_check(
-        tie_warning,
-        resolved,
-        settings,
-        hidden=_hidden,
-        keep_ranges=_tie_ranges,
-        in_memory=isinstance(data, pl.DataFrame) and passes == 1,
-    )
-    # after the option checks: a refused evaluation says only why
-    warn_unused_tables(((label, metric.needs) for label, metric in resolved), tables)
+    wanted = keep or (request.tie_limit is not None and not raw)
+    flag = wanted and bool(tie_sensitive(request.resolved, request.settings))
+    after = flag and source.in_memory and passes == 1
+    return _Route(passes, flag, after, user_site())
+
+
+def _plan_for(
+    request: _Request, source: Input, route: _Route
+) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+    """The per-query plan of one frame of whole lists (the input, or one pass's bucket)."""
+    columns, resolved, settings = request.columns, request.resolved, request.settings
+    tables, lf = source.tables, source.lf
 
     def plan_for(frame: pl.LazyFrame) -> pl.LazyFrame:
-        if not flag_ties or after:
+        if not route.flag_ties or route.after:
             return per_query_plan(frame, columns, resolved, settings, source=lf, tables=tables)
         # Two branches read the input (the metrics, and the tie bounds on a few lists): one
         # explicit cache makes them share one read; Polars' own subplan elimination did not
@@ -277,103 +417,88 @@ def evaluate(  # noqa: PLR0915  (staged in issue 28)
         plan = per_query_plan(frame, columns, resolved, settings, source=lf, tables=tables)
         return with_tie_ranges(plan, frame, columns, resolved, settings, source=lf, tables=tables)
 
-    if passes != 1 and not per_query:
-        # each pass's per-query rows become partial sums: the end holds one row per system
-        return _summary_in_passes(
-            data,
-            lf,
-            columns,
-            plan_for,
-            passes,
-            resolved,
-            settings,
-            tables,
-            progress=progress,
-            spill_dir=spill_dir,
-            tie_limit=None if _tie_ranges else tie_limit,
-            site=site,
-            engine=engine,
-        )
-    plan = (
-        plan_for(lf)
-        if passes == 1
-        else in_passes(lf, columns, plan_for, passes, progress=progress, spill_dir=spill_dir)
-    )
+    return plan_for
 
-    def finished(per_query_frame: pl.DataFrame, stacklevel: int) -> pl.DataFrame:
-        """The raw per-query rows to the result: finishing steps, dropped lists, summary."""
-        per_query_frame = (
-            with_tie_ranges(
-                per_query_frame, lf, columns, resolved, settings, source=lf, tables=tables
+
+@dataclass(frozen=True)
+class _Finish:
+    """The last stage: the raw per-query rows to the result."""
+
+    request: _Request
+    source: Input
+    route: _Route
+    keep_tie_ranges: bool
+
+    def __call__(self, per_query_frame: pl.DataFrame) -> pl.DataFrame:
+        """Finishing steps, dropped lists, the tie warning, then the summary."""
+        request, source = self.request, self.source
+        columns, resolved, tables = request.columns, request.resolved, source.tables
+        if self.route.after:
+            per_query_frame = with_tie_ranges(
+                per_query_frame,
+                source.lf,
+                columns,
+                resolved,
+                request.settings,
+                source=source.lf,
+                tables=tables,
             )
-            if after
-            else per_query_frame
-        )
         lazy = finish_all(per_query_frame.lazy(), resolved, columns.partition, tables)
-        done = drop_empty_queries(lazy.collect(), stacklevel=stacklevel + 1)
-        if not _tie_ranges:  # compare and check report the ranges themselves
-            done = warn_about_ties(done, columns.by, limit=tie_limit, site=site)
-        if per_query:
-            return per_query_only(done, resolved, stacklevel=stacklevel + 1)
+        done = drop_empty_queries(lazy.collect(), site=self.route.site)
+        if not self.keep_tie_ranges:  # compare and check report the ranges themselves
+            done = warn_about_ties(done, columns.by, limit=request.tie_limit, site=self.route.site)
+        if request.per_query:
+            return per_query_only(done, resolved, site=self.route.site)
         return summary(done.lazy(), resolved, columns.by, tables).collect()
 
-    if isinstance(data, pl.DataFrame):
-        if passes == 1:
-            per_query_frame = plan.collect(engine=engine)
-        else:  # SIGTERM removes the spill as Ctrl-C does (the caller's collect cannot)
-            with cleanup_on_sigterm():
-                per_query_frame = plan.collect(engine=engine)
-        if passes == 1:  # the passes path has warned already
-            warn_if_empty(per_query_frame, lf, columns, [label for label, _ in resolved])
-        if per_query and _hidden:
-            return per_query_frame
-        return finished(per_query_frame, stacklevel=3)
-    if per_query and _hidden:
-        return plan
-    if not flag_ties and not _needs_per_query_frame(resolved, settings):
+    def schema(self, plan: pl.LazyFrame) -> pl.Schema:
+        """The schema of the finished result of ``plan``'s rows, without running it."""
+        resolved, columns = self.request.resolved, self.request.columns
+        hidden_schema = pl.LazyFrame(schema=plan.collect_schema())
+        expected = finish_all(hidden_schema, resolved, columns.partition, self.source.tables)
+        if HAS_RELEVANT in expected.collect_schema():
+            expected = expected.drop(HAS_RELEVANT)
+        expected = expected.drop([] if self.keep_tie_ranges else range_columns(expected))
+        if self.request.per_query:
+            system = [label for label, metric in resolved if metric.level == "system"]
+            return expected.drop(system).collect_schema()
+        return summary(expected, resolved, columns.by, self.source.tables).collect_schema()
+
+
+def _collected(plan: pl.LazyFrame, finish: _Finish, *, raw: bool) -> pl.DataFrame:
+    """An in-memory input's result, collected now."""
+    request, source = finish.request, finish.source
+    if finish.route.passes == 1:
+        per_query_frame = plan.collect(engine=request.engine)
+        # the passes path has warned already
+        labels = [label for label, _ in request.resolved]
+        warn_if_empty(per_query_frame, source.lf, request.columns, labels, finish.route.site)
+    else:  # SIGTERM removes the spill as Ctrl-C does (the caller's collect cannot)
+        with cleanup_on_sigterm():
+            per_query_frame = plan.collect(engine=request.engine)
+    if request.per_query and raw:
+        return per_query_frame
+    return finish(per_query_frame)
+
+
+def _deferred(plan: pl.LazyFrame, finish: _Finish) -> pl.LazyFrame:
+    """A LazyFrame's result: nothing runs until it is collected."""
+    request = finish.request
+    plain = not _needs_per_query_frame(request.resolved, request.settings)
+    if plain and not finish.route.flag_ties:
         # every metric is a plain aggregation of its list: one lazy, streaming plan
-        return plan if per_query else summary(plan, resolved, columns.by, tables)
+        if request.per_query:
+            return plan
+        return summary(plan, request.resolved, request.columns.by, finish.source.tables)
     # Per-system metrics, finishing steps and dropped lists work on the per-query rows (one
     # per list, small): the ranking plan runs once on the streaming engine, the rest on its
     # result, when the LazyFrame is collected.
-    hidden_schema = pl.LazyFrame(schema=plan.collect_schema())
-    expected = finish_all(hidden_schema, resolved, columns.partition, tables)
-    if HAS_RELEVANT in expected.collect_schema():
-        expected = expected.drop(HAS_RELEVANT)
-    expected = expected.drop([] if _tie_ranges else range_columns(expected))
-    if per_query:
-        system = [label for label, metric in resolved if metric.level == "system"]
-        schema = expected.drop(system).collect_schema()
-    else:
-        schema = summary(expected, resolved, columns.by, tables).collect_schema()
 
-    @input_errors_named(lf)  # a cut Parquet file of the input: an error naming it
+    @input_errors_named(finish.source.lf)  # a cut Parquet file of the input: an error naming it
     def run() -> pl.DataFrame:
-        return finished(plan.collect(engine="streaming"), stacklevel=2)
+        return finish(plan.collect(engine="streaming"))
 
-    return pl.defer(run, schema=schema)
-
-
-def _tie_check(
-    tie_warning: object,
-    resolved: list[tuple[str, Metric]],
-    settings: Settings,
-    *,
-    hidden: bool,
-    keep_ranges: bool,
-    in_memory: bool,
-) -> tuple[float | None, bool, bool, tuple[str, int, dict[str, Any]]]:
-    """The tie check's settings: ``tie_warning=``, ranges wanted, after the metrics, user's line.
-
-    The user's line is :func:`~polars_rankeval._engine.warn.user_site`'s. The ranges are computed to
-    warn (not for the internal raw plan, ``_hidden``) or for a caller that reports them
-    (``_tie_ranges``), when some metric's trec-rule mean can move; after the metrics for an
-    in-memory frame evaluated in one pass.
-    """
-    limit = check_tie_warning(tie_warning)
-    wanted = keep_ranges or (limit is not None and not hidden)
-    flag = wanted and bool(tie_sensitive(resolved, settings))
-    return limit, flag, flag and in_memory, user_site()
+    return pl.defer(run, schema=finish.schema(plan))
 
 
 def _check_per_query(per_query: object) -> None:
@@ -382,30 +507,25 @@ def _check_per_query(per_query: object) -> None:
         raise InvalidOptionError(msg)
 
 
-def _summary_in_passes(  # noqa: PLR0917 (internal; one call site in evaluate)
-    data: FrameT,
-    lf: pl.LazyFrame,
-    columns: Columns,
+def _summary_in_passes(
+    request: _Request,
+    source: Input,
     plan_for: Callable[[pl.LazyFrame], pl.LazyFrame],
-    passes: int | Literal["auto"],
-    resolved: list[tuple[str, Metric]],
-    settings: Settings,
-    tables: Tables,
+    route: _Route,
     *,
+    tie_limit: float | None,
     progress: bool | None,
     spill_dir: str | os.PathLike[str] | None,
-    tie_limit: float | None,
-    site: tuple[str, int, dict[str, Any]],
-    engine: Engine,
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """The summary of a log evaluated in passes, each pass reduced to partial sums.
 
     Each pass's per-query rows are finished (:func:`finish_all`) and their empty lists
     dropped, both per query, then summed per ``by`` group (:class:`PassSums`): the
     passes keep one row per system each, not one per query (per-system metrics keep their own
     per-query values, which their ``reduce`` needs). The warnings (nothing evaluated, lists
-    dropped, ties) are given once, over all passes.
+    dropped, ties) are given once, over all passes, at the user's line.
     """
+    columns, resolved, tables, lf = request.columns, request.resolved, source.tables, source.lf
     expected = finish_all(
         pl.LazyFrame(schema=plan_for(lf).collect_schema()), resolved, columns.partition, tables
     )
@@ -430,20 +550,20 @@ def _summary_in_passes(  # noqa: PLR0917 (internal; one call site in evaluate)
                 done = done.drop(hidden)
             sums.add(done)
 
-        run_passes(lf, columns, each, passes, progress=progress, spill_dir=spill_dir)
+        run_passes(lf, columns, each, route.passes, progress=progress, spill_dir=spill_dir)
         if not counts["evaluated"]:
-            warn_if_empty(empty, lf, columns)
-        warn_dropped(counts["dropped"], counts["evaluated"], stacklevel=2)
+            warn_if_empty(empty, lf, columns, site=route.site)
+        warn_dropped(counts["dropped"], counts["evaluated"], site=route.site)
         if ranged and tie_limit is not None:
             moved = tie_ranges(pl.concat(ranged), columns.by, summed=True)
-            warn_if_ties_move_means(moved, columns.by, limit=tie_limit, site=site)
+            warn_if_ties_move_means(moved, columns.by, limit=tie_limit, site=route.site)
         return sums.result(empty, tables, schema)
 
     summed = deferred(run, schema)  # guards SIGTERM while the plan lives
-    if isinstance(data, pl.LazyFrame):
+    if not source.in_memory:
         return summed
     with cleanup_on_sigterm():  # SIGTERM removes the spill as Ctrl-C does
-        return summed.collect(engine=engine)
+        return summed.collect(engine=request.engine)
 
 
 def _needs_per_query_frame(resolved: list[tuple[str, Metric]], settings: Settings) -> bool:
@@ -451,12 +571,3 @@ def _needs_per_query_frame(resolved: list[tuple[str, Metric]], settings: Setting
     return settings.empty_queries == "drop" or any(
         metric.finish is not None or metric.level == "system" for _, metric in resolved
     )
-
-
-def with_optional_relevance(
-    lf: pl.LazyFrame, columns: Columns, resolved: list[tuple[str, Metric]]
-) -> pl.LazyFrame:
-    """The log with a null relevance column when no metric reads labels and it has none."""
-    if reads_labels(resolved) or columns.relevance in lf.collect_schema():
-        return lf
-    return lf.with_columns(pl.lit(None, dtype=pl.Int64).alias(columns.relevance))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -11,16 +10,21 @@ import polars as pl
 from polars_rankeval._engine.meaning import summary_expr
 from polars_rankeval._engine.plan import HAS_RELEVANT, own_lists
 from polars_rankeval._engine.tables import Tables
+from polars_rankeval._engine.warn import Site, warn_at
 from polars_rankeval.errors import EmptyQueriesWarning, PerSystemMetricWarning
 from polars_rankeval.metrics._base import Metric
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
-def drop_empty_queries(per_query: pl.DataFrame, *, stacklevel: int = 3) -> pl.DataFrame:
-    """Drop the lists with nothing relevant (``empty_queries="drop"``), saying how many."""
+def drop_empty_queries(per_query: pl.DataFrame, *, site: Site | None = None) -> pl.DataFrame:
+    """Drop the lists with nothing relevant (``empty_queries="drop"``), saying how many.
+
+    The warning is given at ``site`` (the user's line when omitted, see
+    :func:`~polars_rankeval._engine.warn.warn_at`).
+    """
     kept, dropped = split_empty_queries(per_query)
-    warn_dropped(dropped, per_query.height, stacklevel=stacklevel)
+    warn_dropped(dropped, per_query.height, site=site)
     return kept
 
 
@@ -35,18 +39,15 @@ def split_empty_queries(per_query: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return per_query.filter(pl.col(HAS_RELEVANT)).drop(HAS_RELEVANT), dropped
 
 
-def warn_dropped(dropped: int, evaluated: int, *, stacklevel: int) -> None:
-    """Say once how many evaluated lists ``empty_queries="drop"`` left out (if any).
-
-    ``stacklevel`` counts from the caller, as if it called ``warnings.warn`` itself.
-    """
+def warn_dropped(dropped: int, evaluated: int, *, site: Site | None = None) -> None:
+    """Say once, at ``site``, how many lists ``empty_queries="drop"`` left out (if any)."""
     if dropped:
-        warnings.warn(
+        warn_at(
             f"empty_queries='drop': left out {dropped} of {evaluated} evaluated "
             "queries that have nothing relevant (empty_queries='zero', the trec_eval rule, "
             "scores them 0)",
             EmptyQueriesWarning,
-            stacklevel=stacklevel + 1,
+            site,
         )
 
 
@@ -100,19 +101,19 @@ def summary(
 
 
 def per_query_only(
-    per_query: FrameT, resolved: list[tuple[str, Metric]], *, stacklevel: int = 3
+    per_query: FrameT, resolved: list[tuple[str, Metric]], *, site: Site | None = None
 ) -> FrameT:
-    """The per-query frame without per-system metrics' hidden values, warning about them."""
+    """The per-query frame without per-system metrics' hidden values, warning (at ``site``)."""
     hidden = [label for label, metric in resolved if metric.level == "system"]
     if not hidden:
         return per_query
-    warnings.warn(
+    warn_at(
         f"{', '.join(map(repr, hidden))} "
         + ("is a per-system metric" if len(hidden) == 1 else "are per-system metrics")
         + ": no value per query, so per_query=True leaves "
         + ("it" if len(hidden) == 1 else "them")
         + " out; evaluate(..., per_query=False) gives one value per system (by group)",
         PerSystemMetricWarning,
-        stacklevel=stacklevel,
+        site,
     )
     return per_query.drop(hidden)

@@ -7,14 +7,13 @@ at ``collect()``.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._engine.columns import Columns
-from polars_rankeval._engine.warn import warn_at
+from polars_rankeval._engine.warn import Site, warn_at
 from polars_rankeval.errors import (
     ColumnValueError,
     DuplicateItemError,
@@ -344,8 +343,11 @@ def warn_if_empty(
     lf: pl.LazyFrame,
     columns: Columns,
     metrics: Sequence[str] = (),
+    site: Site | None = None,
 ) -> None:
     """Warn, saying why, when no query was evaluated, or when some of ``metrics`` evaluated none.
+
+    The warning is given at ``site``, the user's line when omitted.
 
     Each metric is evaluated over its own lists (label-free metrics over every ranked list), so
     a call can have rows while a label-reading metric evaluated nothing: its values are null,
@@ -363,6 +365,7 @@ def warn_if_empty(
                 f"retrieved row for them); their values are null, while the other metrics "
                 f"cover {result.height} list(s)",
                 EmptyEvaluationWarning,
+                site,
             )
         return
     counts = lf.select(
@@ -379,8 +382,8 @@ def warn_if_empty(
         why = f"no row was retrieved: the {columns.score!r} column is entirely null"
     else:
         why = "no query has both a judged row and a retrieved row"
-    warnings.warn(
+    warn_at(
         f"no query was evaluated ({why}); the result is empty and the means are null",
         EmptyEvaluationWarning,
-        stacklevel=4,
+        site,
     )

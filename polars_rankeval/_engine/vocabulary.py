@@ -162,6 +162,8 @@ class EvaluateOptions(TypedDict, total=False):
     duplicates: Duplicates | None
     nan_scores: NanScores | None
     empty_queries: EmptyQueries | None
+    depth: int | None
+    judged_only: bool
     train: object
     items: object
     catalog: object

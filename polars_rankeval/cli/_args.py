@@ -241,10 +241,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tie-warning",
-        type=_non_negative_float,
+        type=_tie_warning,
         default=0.01,
-        help="warn when the order of tied scores can move a mean by more than this "
-        "(default 0.01; 0 turns it off)",
+        metavar="LIMIT",
+        help="warn when the order of tied scores can move a mean by more than LIMIT "
+        "(default 0.01; 0: any movement; off: no check), as evaluate's tie_warning=",
     )
     parser.add_argument(
         "--tie-report",
@@ -489,6 +490,24 @@ def _non_negative_float(text: str) -> float:
         msg = f"must be a number >= 0, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+def _tie_warning(text: str) -> float | None:
+    """``--tie-warning``: a limit >= 0 as evaluate's ``tie_warning=``, or ``off`` (its None).
+
+    0 warns on any movement, as ``tie_warning=0`` does in Python; ``off`` (or ``none``) is the
+    command line's spelling of ``tie_warning=None``, which a number cannot say.
+
+    >>> _tie_warning("0"), _tie_warning("off"), _tie_warning("None")
+    (0.0, None, None)
+    """
+    if text.strip().lower() in ("off", "none"):
+        return None
+    try:
+        return _non_negative_float(text)
+    except argparse.ArgumentTypeError:
+        msg = f"must be a number >= 0 or 'off', got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def _split_by(values: Sequence[str]) -> list[str]:

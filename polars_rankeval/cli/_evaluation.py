@@ -15,9 +15,9 @@ from typing import Any, NoReturn
 import polars as pl
 
 from polars_rankeval._engine.columns import make_columns
-from polars_rankeval._engine.context import trec_key
-from polars_rankeval._engine.evaluate import evaluate
-from polars_rankeval._engine.plan import finish_all, judged_only_rows
+from polars_rankeval._engine.evaluate import evaluate_frame
+from polars_rankeval._engine.input import Cut, cut_lists
+from polars_rankeval._engine.plan import finish_all
 from polars_rankeval._engine.settings import settings_for
 from polars_rankeval._engine.summary import drop_empty_queries, per_query_only, summary
 from polars_rankeval._engine.tables import Tables, make_tables
@@ -117,7 +117,6 @@ def _printed_labels(printed: list[str], resolved: list[tuple[str, Metric]]) -> l
 
 def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Result:
     specs, printed = _metric_plan(args)
-    data = _limit_items(args, data, by)
     per_query, names = _per_query(args, data, by, specs)
     # The same preset evaluate used, so each column gets its metric's summary rule.
     preset, _ = settings_for(args.convention, {"ties": args.ties})
@@ -140,7 +139,9 @@ def _evaluate(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> Re
         names["query"],
         printed,
         _runid(args, per_query, names["query"]) if "runid" in printed and not by else "",
-        _relstrings(data, relstring, names, keys) if relstring and args.per_query else {},
+        _relstrings(_cut(args, data, names, by), relstring, names, keys)
+        if relstring and args.per_query
+        else {},
         runs=tuple(getattr(args, "run_names", ())),
         trec_summary=(
             _trec_summary(per_query, means, resolved, by, names["query"])
@@ -187,11 +188,12 @@ def _trec_summary(
 def _warn_about_ties(
     args: argparse.Namespace, per_query: pl.DataFrame, by: list[str]
 ) -> pl.DataFrame:
-    """Evaluate's TieWarning for the command (``--tie-warning``, default 0.01; off: 0).
+    """Evaluate's TieWarning for the command (``--tie-warning``: evaluate's ``tie_warning=``).
 
-    The tie ranges come from evaluate's own pass (``_tie_ranges=True``); the rule is ties.py's.
+    The tie ranges come from evaluate's own pass (``keep_tie_ranges=True``); the rule is
+    :func:`~polars_rankeval._engine.tie_bounds.warn_about_ties`'s, as for ``evaluate``.
     """
-    return warn_about_ties(per_query, by, limit=args.tie_warning or None)
+    return warn_about_ties(per_query, by, limit=args.tie_warning)
 
 
 def _table_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -210,36 +212,13 @@ def _tables(
     return make_tables(long.collect_schema(), columns, **_table_options(args))
 
 
-def _limit_items(args: argparse.Namespace, data: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-    """trec_eval's ``-M k`` and ``-J``: what each query's ranking holds before evaluation.
-
-    ``-M``: the first k retrieved items in the engine's order
-    (:func:`polars_rankeval._engine.context.trec_key`: score descending, ties by the item's
-    string form descending, as trec_eval and every metric rank them, whatever the item
-    column's type); a judged item past the cut stays as judged but not retrieved, so it
-    still counts toward R, as in trec_eval. ``-J`` (after ``-M``, as trec_eval): retrieved items
-    without a judgment or with a negative label (pooled but unjudged) are dropped, and the
-    rest keep their order, so they are ranked again without gaps.
-    """
-    if args.max_docs is None and not args.judged_only:
-        return data
-    query, item, score, relevance = (getattr(args, role) or role for role in _COLUMN_ROLES)
-    keys = [*by, query]
-    retrieved = pl.col(score).is_not_null()
-    if args.max_docs is not None:
-        cut = "__rke_cut"
-        # The engine's own order key, so the cut keeps exactly the rows the metrics rank first.
-        key = trec_key(pl.col(score), pl.col(item), nan_last=args.nan_scores == "last")
-        position = key.rank("ordinal", descending=True).over(keys)
-        data = (
-            data.with_columns((retrieved & (position > args.max_docs)).alias(cut))
-            .filter(~pl.col(cut) | pl.col(relevance).is_not_null())
-            .with_columns(pl.when(pl.col(cut)).then(None).otherwise(pl.col(score)).alias(score))
-            .drop(cut)
-        )
-    if args.judged_only:
-        data = data.filter(judged_only_rows(score, relevance))
-    return data
+def _cut(
+    args: argparse.Namespace, data: pl.LazyFrame, names: dict[str, Any], by: list[str]
+) -> pl.LazyFrame:
+    """The lists as evaluated (``-M``, ``-J``), for the relstrings: the engine's own cut."""
+    cut = Cut(getattr(args, "max_docs", None), getattr(args, "judged_only", False))
+    columns = make_columns(**names, by=by or None)
+    return cut_lists(data, columns, cut, nan_last=args.nan_scores == "last")
 
 
 def _runid(args: argparse.Namespace, per_query: pl.DataFrame, query: str) -> str:
@@ -295,7 +274,7 @@ def _per_query(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", EmptyEvaluationWarning)
         # Per query once; the summary is computed from it (no second pass over the log).
-        per_query = evaluate(
+        per_query = evaluate_frame(
             data,
             metrics,
             per_query=True,
@@ -307,9 +286,12 @@ def _per_query(
             duplicates=args.duplicates,
             nan_scores=args.nan_scores,
             empty_queries=args.empty_queries,
+            depth=getattr(args, "max_docs", None),
+            judged_only=getattr(args, "judged_only", False),
             **_table_options(args),
-            _hidden=True,
-            _tie_ranges=bool(getattr(args, "tie_warning", 0.01)),  # compare: on
+            raw=True,
+            # the ranges for the warning (compare: for its flags) unless --tie-warning off
+            keep_tie_ranges=getattr(args, "tie_warning", 0.01) is not None,
             n_buckets=args.buckets,
             progress=False if args.no_progress else None,
             spill_dir=args.spill_dir,

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars, make_columns
-from polars_rankeval._engine.evaluate import evaluate
+from polars_rankeval._engine.evaluate import evaluate_frame
 from polars_rankeval._engine.meaning import Directions, Meaning, meanings
 from polars_rankeval._engine.plan import finish_all
 from polars_rankeval._engine.settings import settings_for
@@ -394,8 +394,8 @@ def _per_query(
     _meanings(resolved, direction)  # a direction= for no metric is refused before reading
     data = as_polars(log, "log").lazy()
     table_keywords = {k: evaluate_keywords.get(k) for k in ("train", "items", "catalog")}
-    per_query = evaluate(
-        data, metrics, per_query=True, by=keys, _hidden=True, **evaluate_keywords
+    per_query = evaluate_frame(
+        data, metrics, per_query=True, by=keys, raw=True, **evaluate_keywords
     ).collect()
     columns = make_columns(
         query=query,

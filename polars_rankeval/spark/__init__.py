@@ -324,9 +324,9 @@ def _finished_on_driver(
         catalog=options.get("catalog"),
     )
     lazy = finish_all(collected.lazy(), resolved, columns.partition, tables)
-    done = drop_empty_queries(lazy.collect(), stacklevel=3)
+    done = drop_empty_queries(lazy.collect())
     if per_query:
-        result = per_query_only(done, resolved, stacklevel=3)
+        result = per_query_only(done, resolved)
     else:
         result = _local_summary(done.lazy(), resolved, columns.by, tables).collect()
     schema = _spark_schema(_plain_arrow(result.to_arrow().schema))

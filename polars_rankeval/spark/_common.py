@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from polars_rankeval._engine.evaluate import evaluate as _local_evaluate
+from polars_rankeval._engine.evaluate import evaluate_frame
 from polars_rankeval.errors import EmptyEvaluationWarning
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
@@ -71,9 +71,9 @@ def _plain_arrow(schema: pa.Schema) -> pa.Schema:
 def _quiet_evaluate(frame: pl.DataFrame, metrics: Any, **options: Any) -> pl.DataFrame:
     """Local evaluation without the empty-result warning (a batch may hold no judged query).
 
-    The per-query rows come back raw (``_hidden``): per-system metrics' hidden values and the
+    The per-query rows come back raw (``raw=True``): per-system metrics' hidden values and the
     ``empty_queries="drop"`` flag are finished on the driver, over all the lists.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyEvaluationWarning)
-        return _local_evaluate(frame, metrics, per_query=True, _hidden=True, **options)
+        return evaluate_frame(frame, metrics, per_query=True, raw=True, **options)

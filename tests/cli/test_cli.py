@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -608,3 +609,50 @@ def test_usage_errors_are_one_line(capsys, args, fragment):
 def test_output_to_a_missing_directory_is_one_line(capsys, tmp_path):
     code, out, err = run_cli(capsys, *TREC_ARGS, "-o", tmp_path / "absent" / "out.csv")
     assert_one_line_error(code, out, err, "absent")
+
+
+# --- --tie-warning: one meaning with evaluate's tie_warning= --------------------------------
+def _tied_log(tmp_path: Path) -> tuple[pl.DataFrame, Path]:
+    """One list of 200 whose first two items tie with mixed labels: p@1 moves by 1/200."""
+    queries = [f"q{i:03d}" for i in range(200)]
+    rows = [(q, "a", 1.0, 1) for q in queries] + [
+        (q, "b", 1.0 if q == "q000" else 0.5, 0) for q in queries
+    ]
+    log = pl.DataFrame(rows, schema=["query", "item", "score", "relevance"], orient="row")
+    path = tmp_path / "tied.parquet"
+    log.write_parquet(path)
+    return log, path
+
+
+def test_tie_warning_zero_warns_on_any_movement_as_in_python(tmp_path, capsys):
+    # the order of a and b in q000 moves mean p@1 by 0.005: under the default 0.01, above 0
+    log, path = _tied_log(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rke.TieWarning)
+        rke.evaluate(log, ["p@1"])
+    code, _, err = run_cli(capsys, path, "-m", "p@1", "-f", "csv")
+    assert (code, err) == (0, "")
+    with pytest.warns(rke.TieWarning, match=r"p@1 by up to 0\.0050"):
+        rke.evaluate(log, ["p@1"], tie_warning=0)
+    code, _, err = run_cli(capsys, path, "-m", "p@1", "-f", "csv", "--tie-warning", "0")
+    assert code == 0
+    assert "rank-eval: warning: tied scores" in err
+    assert "p@1 by up to 0.0050" in err
+
+
+@pytest.mark.parametrize("spelling", ["off", "none", "OFF"])
+def test_tie_warning_off_is_python_s_none(tmp_path, capsys, spelling):
+    log, path = _tied_log(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rke.TieWarning)
+        python = rke.evaluate(log, ["p@1"], tie_warning=None)
+    code, out, err = run_cli(capsys, path, "-m", "p@1", "-f", "csv", "--tie-warning", spelling)
+    assert (code, err) == (0, "")
+    assert pl.read_csv(out.encode())["p@1"].to_list() == python["p@1"].to_list()
+
+
+def test_tie_warning_refuses_a_word_other_than_off(tmp_path, capsys):
+    _, path = _tied_log(tmp_path)
+    code, _, err = run_cli(capsys, path, "-m", "p@1", "--tie-warning", "never")
+    assert code != 0
+    assert "must be a number >= 0 or 'off', got 'never'" in err

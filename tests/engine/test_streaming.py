@@ -16,6 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
+from polars_rankeval._engine.evaluate import evaluate_frame
 
 # One metric string per family, with a cutoff where the family takes one.
 METRICS = [
@@ -195,7 +196,7 @@ def test_beyond_accuracy_streams(log_path: Path, per_query: bool) -> None:
 
     Per-system metrics and finishing steps (diversity) need the per-query rows as a whole, so a
     LazyFrame result collects the streaming ranking plan once and finishes on its result
-    (small: one row per list); ``_hidden=True`` exposes that ranking plan.
+    (small: one row per list); ``raw=True`` exposes that ranking plan.
     """
     metrics = [
         name
@@ -206,7 +207,7 @@ def test_beyond_accuracy_streams(log_path: Path, per_query: bool) -> None:
     if per_query:  # only per-system metrics read the catalog (a table no metric reads warns)
         del tables["catalog"]
     scan = pl.scan_parquet(log_path)
-    ranking = one_pass(scan, metrics, by="system", per_query=True, _hidden=True, **tables)
+    ranking = one_pass(scan, metrics, by="system", per_query=True, raw=True, **tables)
     assert isinstance(ranking, pl.LazyFrame)
     assert_streams(ranking)
     plan = one_pass(scan, metrics, by="system", per_query=per_query, **tables)
@@ -246,7 +247,7 @@ def test_intent_aware_streams(tmp_path: Path, per_query: bool) -> None:
     path = tmp_path / "diversity.parquet"
     DIVERSITY_LOG.write_parquet(path)
     scan = pl.scan_parquet(path)
-    ranking = one_pass(scan, INTENT_AWARE, by="system", per_query=True, _hidden=True)
+    ranking = one_pass(scan, INTENT_AWARE, by="system", per_query=True, raw=True)
     assert isinstance(ranking, pl.LazyFrame)
     assert_streams(ranking)
     plan = one_pass(scan, INTENT_AWARE, by="system", per_query=per_query)
@@ -273,7 +274,7 @@ def one_pass(frame: pl.LazyFrame | pl.DataFrame, metrics: list[str], **options: 
     A LazyFrame's default (``n_buckets="auto"``) wraps the passes in ``pl.defer``, which shows
     as one ``streaming-python-scan`` node; each pass runs exactly this plan on one bucket.
     """
-    return rke.evaluate(frame, metrics, n_buckets=1, **options)
+    return evaluate_frame(frame, metrics, n_buckets=1, **options)
 
 
 def assert_streams(plan: pl.LazyFrame) -> None:

@@ -532,7 +532,7 @@ def test_max_docs_cuts_in_the_engines_tie_order(
     log.write_parquet(path)
     expected = _brute_truncated(rows, 1)
     code, out, err = _run_cli(
-        capsys, path, "-M", "1", "-m", "map,p@1", "--per-query", "-f", "csv", "--tie-warning", "0"
+        capsys, path, "-M", "1", "-m", "map,p@1", "--per-query", "-f", "csv", "--tie-warning", "off"
     )
     assert code == 0, err
     table = pl.read_csv(out.encode()).filter(pl.col("query") != "all")

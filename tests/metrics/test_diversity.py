@@ -12,6 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_rankeval as rke
+from polars_rankeval._engine.evaluate import evaluate_frame
 from tests.metrics.test_popularity import RECOMMENDERS_RECO, RECOMMENDERS_TRAIN
 from tests.support.recsys_brute import generated, top_k
 
@@ -170,7 +171,7 @@ def test_diversity_streams(data: tuple, tmp_path) -> None:  # type: ignore[no-un
     scan = pl.scan_parquet(tmp_path / "log.parquet")
     options = {"by": "system", "items": items.lazy(), "train": _train.lazy(), "n_buckets": 1}
     # the ranking plan over the log streams; the finishing steps run on its per-query rows
-    ranking = rke.evaluate(scan, metrics, per_query=True, _hidden=True, **options)
+    ranking = evaluate_frame(scan, metrics, per_query=True, raw=True, **options)
     assert_streams(ranking)
     lazy = rke.evaluate(scan, metrics, **options).collect()
     eager = rke.evaluate(log, metrics, by="system", items=items, train=_train)
