@@ -1,6 +1,6 @@
 """The same evaluation on Apache Spark: per-partition Polars over Arrow batches.
 
-``polars_rankeval.spark.evaluate(sdf, metrics, by=...)`` takes a Spark DataFrame in the long
+``polars_rankeval.spark.evaluate(data, metrics, by=...)`` takes a Spark DataFrame in the long
 format and returns a Spark DataFrame, of per-query rows or of the means per ``by`` group. The
 rows are hash-partitioned on ``(*by, query)`` so that every ranked list arrives whole at one
 Python worker, which evaluates it with the local engine (:func:`polars_rankeval.evaluate`)
@@ -28,6 +28,7 @@ from polars_rankeval._engine.settings import settings_for
 from polars_rankeval._engine.summary import drop_empty_queries, per_query_only
 from polars_rankeval._engine.summary import summary as _local_summary
 from polars_rankeval._engine.tables import make_tables, read_table
+from polars_rankeval._engine.vocabulary import renamed
 from polars_rankeval._names.registry import MetricRequest, resolve_metrics
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.metrics._base import Metric
@@ -98,8 +99,9 @@ def _summary_column(label: str, metric: Metric, functions: Any) -> Any:
     return functions.avg(values)
 
 
+@renamed(sdf="data")
 def evaluate(
-    sdf: DataFrame,
+    data: DataFrame,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
     per_query: bool = False,
@@ -131,7 +133,7 @@ def evaluate(
 
     Parameters
     ----------
-    sdf
+    data
         A ``pyspark.sql.DataFrame`` in the long format (the docs' input contract guide).
     metrics
         As for :func:`polars_rankeval.evaluate`.
@@ -204,7 +206,7 @@ duplicates, nan_scores, empty_queries, query, item, score, relevance
     ):
         msg = f"option n_partitions= must be a positive int or None, got {n_partitions!r}"
         raise InvalidOptionError(msg)
-    picked = _pick_route(route, sdf)
+    picked = _pick_route(route, data)
     columns = make_columns(query=query, item=item, score=score, relevance=relevance, by=by)
     options = _options(
         by=list(columns.by) or None,
@@ -227,14 +229,14 @@ duplicates, nan_scores, empty_queries, query, item, score, relevance
     )
     # Everything that needs no data is checked here: options, metrics, columns and dtypes,
     # by evaluating an empty frame of the input's schema; its result gives the output schema.
-    empty = pl.from_arrow(_arrow_schema(sdf).empty_table())
+    empty = pl.from_arrow(_arrow_schema(data).empty_table())
     assert isinstance(empty, pl.DataFrame)
     output = _plain_arrow(_quiet_evaluate(empty, metrics, **options).to_arrow().schema)
     preset, settings = settings_for(convention, options)
     resolved = resolve_metrics(metrics, preset)
 
     per_query_sdf = _per_query(
-        sdf,
+        data,
         picked,
         metrics=metrics,
         options=options,

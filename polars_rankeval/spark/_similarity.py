@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from polars_rankeval._engine.vocabulary import METRIC, N_QUERIES, VALUE, baseline_column, renamed
 from polars_rankeval._names.split import split_each
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.spark._common import _arrow_schema, _plain_type, _pyspark, _spark_schema
@@ -17,8 +18,9 @@ if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
     from pyspark.sql import DataFrame
 
 
+@renamed(sdf="data")
 def similarity(
-    sdf: DataFrame,
+    data: DataFrame,
     metrics: str | Sequence[str],
     *,
     by: str | Sequence[str],
@@ -30,21 +32,28 @@ def similarity(
     query: str = "query",
     item: str = "item",
     score: str = "score",
+    relevance: str | None = None,
 ) -> DataFrame:
-    """:func:`polars_rankeval.similarity` over a Spark DataFrame: the same values, on Spark.
+    """:func:`polars_rankeval.similarity` over a Spark DataFrame: the same frame, on Spark.
 
     The rows are repartitioned on the query, so that every system's list of a query meets on
     one worker, which compares them with the local code (RBO, Jaccard, overlap, Kendall's τ
-    per pair of systems); the means per pair (``queries``, ``unpaired``) are Spark
+    per pair of systems); the means per pair (``n_queries``, ``unpaired``) are Spark
     aggregations. The options are those of the local function; ``n_partitions`` and
     ``min_rows`` as for :func:`evaluate`. The systems (the distinct ``by`` values) are
     collected on the driver to list the pairs.
 
+    Parameters
+    ----------
+    data
+        A ``pyspark.sql.DataFrame`` in the long format.
+
     Returns
     -------
     pyspark.sql.DataFrame
-        The local function's columns: per pair and query with ``per_query=True``, else the
-        means per pair.
+        The local function's long columns: ``metric``, the ``by`` columns, ``baseline_<by>``,
+        then ``query`` and ``value`` per (metric, pair, query) with ``per_query=True``, else
+        ``n_queries``, ``value`` and ``unpaired`` per (metric, pair).
     """
     from polars_rankeval.agreement._similarity import parse_measure
     from polars_rankeval.comparison._pairing import SYSTEM_SEPARATOR, resolve_baseline
@@ -60,10 +69,11 @@ def similarity(
     texts = split_each(metrics)  # "rbo(p=0.9),jaccard@10" is two, as the command line's -m
     labels = [parse_measure(text).label for text in texts]
     # the local function checks the options and columns on an empty frame of this schema
-    empty = pl.from_arrow(_arrow_schema(sdf).empty_table())
+    empty = pl.from_arrow(_arrow_schema(data).empty_table())
     assert isinstance(empty, pl.DataFrame)
     name = "__rke_system"
-    named_sdf = sdf.withColumn(
+    other = baseline_column(name)
+    named_sdf = data.withColumn(
         name,
         functions.concat_ws(
             SYSTEM_SEPARATOR, *(functions.col(f"`{c}`").cast("string") for c in by_list)
@@ -73,7 +83,6 @@ def similarity(
         row[0] for row in named_sdf.select(name).distinct().collect() if row[0] is not None
     )
     chosen = resolve_baseline(baseline, systems) if baseline is not None else None
-    first, second = ("baseline", "system") if chosen is not None else ("system", "other")
     options: dict[str, Any] = {
         "by": name,
         "baseline": chosen,
@@ -81,6 +90,7 @@ def similarity(
         "query": query,
         "item": item,
         "score": score,
+        "relevance": relevance,
     }
     from polars_rankeval.agreement._similarity import similarity as local_similarity
 
@@ -89,10 +99,16 @@ def similarity(
         texts,
         **{**options, "baseline": None},
     )
-    query_type = _plain_type(_arrow_schema(sdf).field(query).type)
+    query_type = _plain_type(_arrow_schema(data).field(query).type)
+    # what the local function gives for the one system-name column (by=name)
     output = pa.schema(
-        [(first, pa.string()), (second, pa.string()), (query, query_type)]
-        + [(label, pa.float64()) for label in labels]
+        [
+            (METRIC, pa.string()),
+            (name, pa.string()),
+            (other, pa.string()),
+            (query, query_type),
+            (VALUE, pa.float64()),
+        ]
     )
     key = functions.col(f"`{query}`")
     shuffled = (
@@ -101,37 +117,62 @@ def similarity(
     ordered = shuffled.sortWithinPartitions(key)
     pairs_fn = _Pairs(texts, options, (query,), output, min_rows)
     per_query_sdf: DataFrame = ordered.mapInArrow(pairs_fn, _spark_schema(output))
+    spark = data.sparkSession
+    # the metrics in the order asked, as the local function lists its rows
+    order = spark.createDataFrame(
+        list(enumerate(labels)), schema=f"`__rke_order` int, `{METRIC}` string"
+    )
+    # each system name's by values: several by columns come back as columns, in their types
+    keys = named_sdf.select(*(functions.col(f"`{c}`") for c in by_list), name).distinct()
+    base_keys = keys.select(
+        *(functions.col(f"`{c}`").alias(baseline_column(c)) for c in by_list),
+        functions.col(name).alias(other),
+    )
+    key_columns = [*by_list, *(baseline_column(c) for c in by_list)]
+
+    def keyed(frame: DataFrame, *rest: str) -> DataFrame:
+        joined = frame.join(keys, on=name, how="left").join(base_keys, on=other, how="left")
+        return (
+            joined.join(order, on=METRIC, how="left")
+            .orderBy("__rke_order", other, name, *(f"`{c}`" for c in rest))
+            .select(METRIC, *(functions.col(f"`{c}`") for c in [*key_columns, *rest]))
+        )
+
     if per_query:
-        return per_query_sdf.orderBy(first, second, f"`{query}`")
-    spark = sdf.sparkSession
+        return keyed(per_query_sdf, query, VALUE)
     pair_list = (
         [(chosen, s) for s in systems if s != chosen]
         if chosen is not None
         else [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
     )
-    pairs = spark.createDataFrame(pair_list, schema=f"`{first}` string, `{second}` string")
-    means = per_query_sdf.groupBy(first, second).agg(
-        *(functions.avg(functions.col(f"`{label}`")).alias(label) for label in labels),
-        functions.count(functions.lit(1)).cast("bigint").alias("queries"),
+    pairs = spark.createDataFrame(
+        [(label, first, second) for label in labels for first, second in pair_list],
+        schema=f"`{METRIC}` string, `{other}` string, `{name}` string",
+    )
+    means = per_query_sdf.groupBy(METRIC, name, other).agg(
+        functions.avg(functions.col(VALUE)).alias(VALUE),
+        functions.count(functions.lit(1)).cast("bigint").alias(N_QUERIES),
     )
     counts = named_sdf.groupBy(name).agg(functions.countDistinct(key).alias("__n"))
-    first_n = counts.withColumnRenamed(name, "__a").withColumnRenamed("__n", "__n_a")
-    second_n = counts.withColumnRenamed(name, "__b").withColumnRenamed("__n", "__n_b")
+    system_n = counts.withColumnRenamed("__n", "__n_system")
+    other_n = counts.withColumnRenamed(name, other).withColumnRenamed("__n", "__n_other")
     joined = (
-        pairs.join(means, on=[first, second], how="left")
-        .join(first_n, pairs[first] == first_n["__a"], how="left")
-        .join(second_n, pairs[second] == second_n["__b"], how="left")
-        .withColumn("queries", functions.coalesce(functions.col("queries"), functions.lit(0)))
+        pairs.join(means, on=[METRIC, name, other], how="left")
+        .join(system_n, on=name, how="left")
+        .join(other_n, on=other, how="left")
+        .withColumn(N_QUERIES, functions.coalesce(functions.col(N_QUERIES), functions.lit(0)))
     )
     unpaired = (
-        functions.coalesce(functions.col("__n_a"), functions.lit(0))
-        + functions.coalesce(functions.col("__n_b"), functions.lit(0))
-        - 2 * functions.col("queries")
+        functions.coalesce(functions.col("__n_system"), functions.lit(0))
+        + functions.coalesce(functions.col("__n_other"), functions.lit(0))
+        - 2 * functions.col(N_QUERIES)
     ).cast("bigint")
-    return joined.select(
-        first,
-        second,
-        *(functions.col(f"`{label}`") for label in labels),
-        functions.col("queries").cast("bigint").alias("queries"),
+    summary = joined.select(
+        METRIC,
+        name,
+        other,
+        functions.col(N_QUERIES).cast("bigint").alias(N_QUERIES),
+        functions.col(VALUE),
         unpaired.alias("unpaired"),
-    ).orderBy(first, second)
+    )
+    return keyed(summary, N_QUERIES, VALUE, "unpaired")

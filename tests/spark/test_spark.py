@@ -418,9 +418,47 @@ def test_similarity_equals_local(spark, log, log_sdf, baseline) -> None:
     got = to_polars(rke_spark.similarity(sdf, SIMILARITY, by="system", baseline=baseline))
     want = rke.similarity(runs, SIMILARITY, by="system", baseline=baseline)
     assert_same(got, want, [])
-    pairs = list(want.columns[:2])
+    assert want.columns == [
+        "metric",
+        "system",
+        "baseline_system",
+        "n_queries",
+        "value",
+        "unpaired",
+    ]
+    pairs = ["metric", "system", "baseline_system"]
     got_q = to_polars(
         rke_spark.similarity(sdf, SIMILARITY, by="system", baseline=baseline, per_query=True)
     )
     want_q = rke.similarity(runs, SIMILARITY, by="system", baseline=baseline, per_query=True)
     assert_same(got_q.sort([*pairs, "query"]), want_q.sort([*pairs, "query"]), [])
+
+
+def test_similarity_keeps_two_key_columns_like_local(spark, log) -> None:
+    runs = log.filter(pl.col("score").is_not_null()).with_columns(
+        pl.col("system").str.slice(0, 1).alias("family"),
+        pl.col("system").str.slice(1).cast(pl.Int32).alias("version"),
+    )
+    sdf = to_spark(spark, runs.drop("system"))
+    keys = ["family", "version"]
+    got = to_polars(rke_spark.similarity(sdf, SIMILARITY, by=keys))
+    want = rke.similarity(runs.drop("system"), SIMILARITY, by=keys)
+    assert want.columns[:5] == [
+        "metric",
+        "family",
+        "version",
+        "baseline_family",
+        "baseline_version",
+    ]
+    assert_same(got, want, [])
+    assert got.schema["version"] == got.schema["baseline_version"] == pl.Int32
+
+
+def test_old_sdf_keyword_warns_and_still_works(spark, log, log_sdf) -> None:
+    with pytest.warns(rke.RankEvalDeprecationWarning, match="sdf= is renamed data="):
+        old = to_polars(rke_spark.evaluate(sdf=log_sdf, metrics=["map"], by="system"))
+    assert_same(old, rke.evaluate(log, ["map"], by="system"), [])
+    runs = log.filter(pl.col("score").is_not_null())
+    with pytest.warns(rke.RankEvalDeprecationWarning, match="sdf= is renamed data="):
+        found = rke_spark.similarity(sdf=to_spark(spark, runs), metrics="jaccard@5", by="system")
+    assert_same(to_polars(found), rke.similarity(runs, "jaccard@5", by="system"), [])
