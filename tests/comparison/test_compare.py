@@ -192,7 +192,7 @@ def test_tukey_against_brute_force_enumeration() -> None:
 def test_tukey_rows_are_family_wise_already() -> None:
     table = _three_systems()
     out = rke.compare_per_query(table, by="system", test="tukey", n_resamples=2_000)
-    assert out.select("baseline", "system").rows() == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert out.select("baseline_system", "system").rows() == [("a", "b"), ("a", "c"), ("b", "c")]
     assert out["p_adjusted"].to_list() == out["p_value"].to_list()
     scores = np.column_stack([table.filter(pl.col("system") == s)["map"].to_numpy() for s in "abc"])
     want = tukey_hsd_p(scores, 2_000, 0)
@@ -245,7 +245,7 @@ def test_resampling_results_do_not_depend_on_row_order(test: str, missing: str) 
     table = table.with_columns(
         pl.when(pl.col("system") == "b").then(pl.col("query") + 5).otherwise("query")
     )  # a has queries 0..54, b has 5..59: 10 queries on one side only
-    options = {"by": "system", "baseline": "a", "test": test, "missing": missing}
+    options = {"by": "system", "baseline": "a", "test": test, "missing_queries": missing}
     first = rke.compare_per_query(table, n_resamples=500, **options)  # type: ignore[arg-type]
     for seed in range(3):
         shuffled = table.sample(fraction=1.0, shuffle=True, seed=seed)
@@ -268,7 +268,7 @@ def test_pairing_drops_queries_missing_for_one_system_and_counts_them() -> None:
     assert (dropped["wins"], dropped["ties"], dropped["losses"]) == (1, 1, 0)
     assert dropped["missing"] == "drop"
     zero = _one(
-        rke.compare_per_query(table, by="system", baseline="a", test="sign", missing="zero")
+        rke.compare_per_query(table, by="system", baseline="a", test="sign", missing_queries="zero")
     )
     # q3: b scores 0 (-0.9); q4: a scores 0 (+0.4)
     assert (zero["n_queries"], zero["n_dropped"]) == (4, 0)
@@ -286,7 +286,7 @@ def test_undefined_values_are_never_scored_zero() -> None:
         }
     )
     for missing in ("drop", "zero"):
-        out = _one(rke.compare_per_query(table, by="system", baseline="a", missing=missing))
+        out = _one(rke.compare_per_query(table, by="system", baseline="a", missing_queries=missing))
         assert (out["n_queries"], out["n_dropped"]) == (1, 1)
 
 
@@ -313,7 +313,7 @@ def test_compare_is_evaluate_then_compare_per_query(sample_log) -> None:
     assert direct.drop("p_value", "p_adjusted").equals(two_steps.drop("p_value", "p_adjusted"))
     assert direct["p_value"].to_list() == pytest.approx(two_steps["p_value"].to_list())
     means = rke.evaluate(log, ["ndcg@10", "map"], by="system")
-    assert direct["system_mean"].to_list() == pytest.approx(
+    assert direct["value"].to_list() == pytest.approx(
         means.filter(pl.col("system") == "neural").select("ndcg@10", "map").row(0)
     )
     assert direct["n_queries"].to_list() == [3000, 3000]
@@ -324,15 +324,18 @@ def test_compare_is_evaluate_then_compare_per_query(sample_log) -> None:
 def test_all_pairs_and_several_by_columns() -> None:
     table = _three_systems().with_columns(pl.lit("2026-01-01").alias("day"))
     out = rke.compare_per_query(table, by=["system", "day"])
-    assert out.select("baseline", "system").rows() == [
-        ("a / 2026-01-01", "b / 2026-01-01"),
-        ("a / 2026-01-01", "c / 2026-01-01"),
-        ("b / 2026-01-01", "c / 2026-01-01"),
+    # both key columns stay columns (no joined name), the baseline's as baseline_<by>
+    assert out.select("baseline_system", "baseline_day", "system", "day").rows() == [
+        ("a", "2026-01-01", "b", "2026-01-01"),
+        ("a", "2026-01-01", "c", "2026-01-01"),
+        ("b", "2026-01-01", "c", "2026-01-01"),
     ]
     tuple_baseline = rke.compare_per_query(
         table, by=["system", "day"], baseline=("b", "2026-01-01")
     )
-    assert tuple_baseline["baseline"].unique().to_list() == ["b / 2026-01-01"]
+    assert tuple_baseline.select("baseline_system", "baseline_day").unique().rows() == [
+        ("b", "2026-01-01")
+    ]
 
 
 def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
@@ -344,14 +347,14 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
     assert out["metric"].to_list() == ["AP"]
     assert out.columns == [
         "metric",
-        "baseline",
-        "system",
+        "run",
+        "baseline_run",
         "higher_is_better",
         "summary",
         "n_queries",
         "n_dropped",
-        "baseline_mean",
-        "system_mean",
+        "value",
+        "baseline_value",
         "delta",
         "ci_low",
         "ci_high",
@@ -385,7 +388,7 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
         ({"baseline": "bm24"}, r"baseline= must be one of \['a', 'b', 'c'\]"),
         ({"alpha": 1.5}, r"alpha= must be a number in \(0, 1\)"),
         ({"n_resamples": 0}, r"n_resamples= must be a positive int"),
-        ({"missing": "skip"}, r"missing= must be one of \['drop', 'zero'\]"),
+        ({"missing_queries": "skip"}, r"missing_queries= must be one of \['drop', 'zero'\]"),
     ],
 )
 def test_bad_options_name_the_option(options: dict[str, object], pattern: str) -> None:
