@@ -52,7 +52,7 @@ def test_tukey_hsd_p_values_and_intervals_by_hand() -> None:
     assert out.height == 6
     assert set(out["correction"]) == {"none"}
     for row in out.iter_rows(named=True):
-        i, j = int(row["baseline"][1:]), int(row["system"][1:])
+        i, j = int(row["baseline_system"][1:]), int(row["system"][1:])
         assert row["p_value"] == pytest.approx(p[i, j], rel=1e-6)
         assert row["p_adjusted"] == row["p_value"]
         centre = scores[:, j].mean() - scores[:, i].mean()

@@ -116,9 +116,11 @@ def test_compare_records_the_override_on_every_row(
     assert out["direction_source"].to_list() == ["option"] * 3
     for row in out.iter_rows(named=True):
         assert row["system_overall"] == pytest.approx(brute_arp(row["system"]), rel=1e-12)
-        assert row["baseline_overall"] == pytest.approx(brute_arp(row["baseline"]), rel=1e-12)
+        assert row["baseline_overall"] == pytest.approx(
+            brute_arp(row["baseline_system"]), rel=1e-12
+        )
         # every user's list of the more popular system has the higher ARP
-        more_popular = brute_arp(row["system"]) > brute_arp(row["baseline"])
+        more_popular = brute_arp(row["system"]) > brute_arp(row["baseline_system"])
         system_wins = more_popular == higher
         assert (row["wins"], row["losses"]) == ((N_USERS, 0) if system_wins else (0, N_USERS))
         assert row["significant"]
@@ -155,7 +157,7 @@ def test_report_bolds_and_marks_by_the_override(
 def test_systems_chart_titles_and_colours_follow_the_override(
     log: pl.DataFrame, train: pl.DataFrame, direction: str
 ) -> None:
-    out = compared(log, train, direction).filter(pl.col("baseline") == "mid")
+    out = compared(log, train, direction).filter(pl.col("baseline_system") == "mid")
     data = rke.plot.systems_data(out)
     assert set(data["panel"].to_list()) == {f"arp@2 ({direction} is better; mid = 11.7812)"}
     verdicts = dict(zip(data["system"], data["verdict"], strict=True))
