@@ -30,7 +30,7 @@ def _comparison(
     lower: tuple[str, ...] = (),
     queries: int = 50,
 ) -> pl.DataFrame:
-    """Hand-made compare() output: (metric, baseline, system, baseline_mean, system_mean, sig).
+    """Hand-made compare() output: (metric, baseline, system, baseline_value, value, sig).
 
     The overall values equal the pair means here (every system has the same queries).
     """
@@ -38,12 +38,12 @@ def _comparison(
         [
             {
                 "metric": metric,
-                "baseline": baseline,
                 "system": system,
+                "baseline_system": baseline,
                 "higher_is_better": metric not in lower,
                 "summary": "gm" if metric.startswith("gm_") else "mean",
-                "baseline_mean": base,
-                "system_mean": value,
+                "baseline_value": base,
+                "value": value,
                 "delta": value - base,
                 "significant": significant,
                 "test": "randomization",
@@ -197,7 +197,7 @@ def test_more_than_26_systems_get_numbers_separated_by_commas() -> None:
     rows += [("map", "s11", "s29", 0.21, 0.39, True), ("map", "s02", "s29", 0.12, 0.39, True)]
     overall = {"s00": 0.1, **{s: 0.1 + i / 100 for i, s in enumerate(systems[1:], 1)}}
     comparison = _comparison(rows).with_columns(
-        pl.col("baseline").replace_strict(overall).alias("baseline_overall"),
+        pl.col("baseline_system").replace_strict(overall).alias("baseline_overall"),
         pl.col("system").replace_strict(overall).alias("system_overall"),
     )
     text = str(rke.report(comparison))
@@ -214,7 +214,7 @@ def test_null_and_nan_values_render_as_a_dash() -> None:
         .then(None)
         .otherwise(pl.col("system_overall"))
         .alias("system_overall"),
-        pl.when(pl.col("baseline") == "y")
+        pl.when(pl.col("baseline_system") == "y")
         .then(None)
         .otherwise(pl.col("baseline_overall"))
         .alias("baseline_overall"),
@@ -446,3 +446,25 @@ def test_cli_compare_writes_a_page_to_an_html_file(tmp_path: Path, capsys) -> No
     fragment = capsys.readouterr().out
     assert fragment.startswith("<table>")
     assert fragment.strip() in page
+
+
+def test_several_by_columns_are_shown_joined_for_display_only() -> None:
+    per_query = pl.DataFrame(
+        {
+            "run": ["bm25"] * 4 + ["bm25"] * 4,
+            "version": [1] * 4 + [2] * 4,
+            "query": [1, 2, 3, 4] * 2,
+            "map": [0.2, 0.4, 0.1, 0.3, 0.4, 0.5, 0.3, 0.6],
+        }
+    )
+    compared = rke.compare_per_query(per_query, by=["run", "version"], baseline=("bm25", 1))
+    lines = str(rke.report(compared)).splitlines()
+    assert lines[0] == "| system | map |"
+    assert lines[2] == "| (a) bm25 / 1 | 0.2500 |"
+    assert lines[3] == "| (b) bm25 / 2 | **0.4500**<sup>a</sup> |"
+
+
+def test_the_old_comparison_keyword_warns_and_still_works() -> None:
+    with pytest.warns(rke.RankEvalDeprecationWarning, match="comparison= is renamed data="):
+        old = rke.report(comparison=ALL_PAIRS)
+    assert str(old) == str(rke.report(data=ALL_PAIRS))
