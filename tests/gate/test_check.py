@@ -72,8 +72,8 @@ def test_delta_rules_equal_the_paired_differences() -> None:
     assert failing.reasons == [f"ndcg@10: Δ {delta:+.4f} breaks the rule ndcg@10 < {delta + 1e-9}"]
     row = failing.table.row(0, named=True)
     assert row["delta"] == pytest.approx(delta, abs=1e-12)
-    assert row["baseline"] == pytest.approx(float(base["ndcg@10"].mean()), abs=1e-12)
-    assert row["candidate"] == pytest.approx(float(cand["ndcg@10"].mean()), abs=1e-12)
+    assert row["baseline_value"] == pytest.approx(float(base["ndcg@10"].mean()), abs=1e-12)
+    assert row["value"] == pytest.approx(float(cand["ndcg@10"].mean()), abs=1e-12)
     assert row["verdict"] == "fail"
     relative = delta / float(base["ndcg@10"].mean())
     assert not rke.check(cand, base, fail_if=f"ndcg@10 < {100 * relative + 1e-6}%").passed
@@ -149,7 +149,7 @@ def test_geometric_mean_interval_is_a_ratio() -> None:
     assert row["interval_scale"] == "ratio"
     assert row["ci_low"] == pytest.approx(math.exp(interval.low), abs=1e-12)
     assert row["ci_high"] == pytest.approx(math.exp(interval.high), abs=1e-12)
-    assert row["candidate"] == pytest.approx(math.exp(logs[0].mean()), abs=1e-12)
+    assert row["value"] == pytest.approx(math.exp(logs[0].mean()), abs=1e-12)
 
 
 def test_missing_queries() -> None:
@@ -195,9 +195,7 @@ def test_logs_equal_per_query_tables_and_summary_rows_are_dropped(sample_log) ->
     summary = rke.evaluate(log, metrics, by="system").with_columns(pl.lit("all").alias("query"))
     stored = pl.concat([per_query, summary.select(per_query.columns)])
     rules = {"fail_if": ["ndcg@10 < -0.005"], "floors": {"recall@100": 0.5}}
-    from_logs = rke.check(
-        log, log, metrics, candidate_system="neural", baseline_system="bm25", **rules
-    )
+    from_logs = rke.check(log, log, metrics, system="neural", baseline="bm25", **rules)
     from_tables = rke.check(
         stored.filter(pl.col("system") == "neural"),
         stored.filter(pl.col("system") == "bm25"),
@@ -213,15 +211,15 @@ def test_logs_equal_per_query_tables_and_summary_rows_are_dropped(sample_log) ->
     # What the table shows under a metric's name is what evaluate gives.
     means = rke.evaluate(log, metrics, by="system").sort("system")
     # (to rounding: the two sum the per-query values in different orders)
-    assert from_logs.table["baseline"].to_list() == pytest.approx(means.row(0)[1:], abs=1e-12)
-    assert from_logs.table["candidate"].to_list() == pytest.approx(means.row(1)[1:], abs=1e-12)
+    assert from_logs.table["baseline_value"].to_list() == pytest.approx(means.row(0)[1:], abs=1e-12)
+    assert from_logs.table["value"].to_list() == pytest.approx(means.row(1)[1:], abs=1e-12)
     # A lazy log gives the same, and a sweep is two metrics.
     sweep = rke.check(
         log.lazy(),
         log.lazy(),
         "ndcg@5,10",
-        candidate_system="neural",
-        baseline_system="bm25",
+        system="neural",
+        baseline="bm25",
         floors={"ndcg@5": 0},
     )
     assert sweep.table["metric"].to_list() == ["ndcg@5", "ndcg@10"]
@@ -238,13 +236,13 @@ def test_mistakes_are_named() -> None:
     with pytest.raises(ColumnTypeError, match="numeric"):
         rke.check(cand, base.with_columns(pl.col("map").cast(pl.String)), "map", floors={"map": 0})
     two = pl.concat([base.with_columns(pl.lit(s).alias("system")) for s in ("a", "b")])
-    with pytest.raises(InvalidOptionError, match="baseline_system="):
+    with pytest.raises(InvalidOptionError, match="choose one with baseline="):
         rke.check(cand, two, "map", floors={"map": 0})
     with pytest.raises(InvalidOptionError, match="not in column 'system'"):
-        rke.check(cand, two, "map", floors={"map": 0}, baseline_system="c")
+        rke.check(cand, two, "map", floors={"map": 0}, baseline="c")
     log = pl.read_parquet(Path(__file__).parents[2] / "data" / "sample.parquet")
     with pytest.raises(InvalidOptionError, match="name the metrics"):
-        rke.check(base, log, fail_on_missing_queries=True, baseline_system="bm25")
+        rke.check(base, log, fail_on_missing_queries=True, baseline="bm25")
 
 
 def _trec_paths() -> tuple[str, str]:
@@ -351,7 +349,7 @@ def test_cli_trec_options_and_a_trec_eval_output_baseline(
     assert complete["queries"]["candidate"] == 3
     expected = (EXPECTED_AQC / "out.test.aqc").read_text().splitlines()
     trec_map = next(line.split()[2] for line in expected if line.split()[:2] == ["map", "all"])
-    assert f"{complete['metrics'][0]['candidate']:.4f}" == trec_map
+    assert f"{complete['metrics'][0]['value']:.4f}" == trec_map
 
 
 def test_last_bit_noise_is_no_change() -> None:
@@ -453,3 +451,57 @@ def test_p_values_below_a_thousandth_keep_their_digits(p: float, shown: str) -> 
     from polars_rankeval.gate._result import _p
 
     assert _p(p) == shown
+
+
+def _two_systems() -> pl.DataFrame:
+    log = pl.read_parquet(Path(__file__).parents[2] / "data" / "sample.parquet")
+    return log.filter(pl.col("query").is_in(log["query"].unique().sort().head(40).implode()))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("candidate", "data"), ("candidate_system", "system"), ("baseline_system", "baseline")],
+)
+def test_old_keywords_warn_and_still_work(old: str, new: str) -> None:
+    log = _two_systems()
+    given: dict[str, object] = {"data": log, "reference": log, "system": "neural"}
+    given["baseline"] = "bm25"
+    expected = rke.check(**given, metrics="map", fail_if="map < -1")  # type: ignore[arg-type]
+    old_given = {(old if name == new else name): value for name, value in given.items()}
+    with pytest.warns(rke.RankEvalDeprecationWarning, match=f"{old}= is renamed {new}="):
+        got = rke.check(**old_given, metrics="map", fail_if="map < -1")  # type: ignore[arg-type]
+    assert got.table.equals(expected.table)
+
+
+def test_a_table_given_as_baseline_is_the_old_reference_keyword() -> None:
+    """Before, baseline= was the second table; now it names the reference's system."""
+    log = _two_systems()
+    expected = rke.check(log, log, "map", system="neural", baseline="bm25", fail_if="map < -1")
+    old = r"now reference=|baseline_system= is renamed|candidate_system= is renamed"
+    with pytest.warns(rke.RankEvalDeprecationWarning, match=old) as seen:
+        got = rke.check(
+            log,
+            baseline=log,
+            candidate_system="neural",
+            baseline_system="bm25",
+            metrics="map",
+            fail_if="map < -1",
+        )
+    assert any("now reference=" in str(warning.message) for warning in seen)
+    assert got.table.equals(expected.table)
+
+
+def test_baseline_names_the_references_system() -> None:
+    log = _two_systems()
+    means = rke.evaluate(log, ["map"], by="system").sort("system")
+    got = rke.check(log, log, "map", system="neural", baseline="bm25", fail_if="map < -1")
+    row = got.table.row(0, named=True)
+    assert row["baseline_value"] == pytest.approx(means["map"][0], abs=1e-12)
+    assert row["value"] == pytest.approx(means["map"][1], abs=1e-12)
+    assert got.table.columns[:5] == [
+        "metric",
+        "higher_is_better",
+        "value",
+        "baseline_value",
+        "delta",
+    ]
