@@ -198,6 +198,12 @@ def systems_data(
     )
 
 
+def _system_keys(rows: pl.DataFrame) -> list[str]:
+    """The ``by`` columns of the rows, then their ``baseline_<by>`` columns."""
+    keys = system_columns(rows.columns)
+    return [*keys, *(baseline_column(key) for key in keys)]
+
+
 def _panels(data: pl.DataFrame, *, several: bool) -> pl.Series:
     """Each metric's heading: direction, scale and (one baseline) the baseline's value."""
     panels = []
@@ -316,8 +322,8 @@ def systems(
     x_title = f"difference from {versus} (system − {versus})"
     tooltip = [
         "metric:N",
-        alt.Tooltip(f"{_SYSTEM}:N", title="system"),
-        alt.Tooltip(f"{_BASELINE}:N", title="baseline"),
+        # the two systems' by columns, as compare names them
+        *(alt.Tooltip(f"{name}:N") for name in _system_keys(drawn_rows)),
         alt.Tooltip("delta:Q", format="+.4f"),
         alt.Tooltip("ci_low:Q", format="+.4f"),
         alt.Tooltip("ci_high:Q", format="+.4f"),
@@ -370,7 +376,7 @@ def systems(
         labelFontWeight="bold",
     )
     faceted: alt.FacetChart = (
-        alt.layer(zero, bars, points, data=shown)
+        alt.layer(zero, bars, points, data=drawn_rows)
         .properties(width=WIDTH, height=max(40, 24 * rows))
         .facet(row=alt.Row("panel:N", sort=panels, header=header), spacing=16)
         .resolve_scale(x="independent", y="independent")

@@ -54,12 +54,12 @@ def comparison_literal() -> pl.DataFrame:
     return pl.DataFrame(
         {
             "metric": ["ndcg@10"] * 3 + ["map"] * 3,
-            "baseline": "bm25",
             "system": ["neural", "splade", "colbert"] * 2,
+            "baseline_system": "bm25",
             "n_queries": 3000,
             "n_dropped": 0,
-            "baseline_mean": [0.53] * 3 + [0.44] * 3,
-            "system_mean": [0.71, 0.58, 0.51, 0.60, 0.45, 0.40],
+            "baseline_value": [0.53] * 3 + [0.44] * 3,
+            "value": [0.71, 0.58, 0.51, 0.60, 0.45, 0.40],
             "delta": [0.18, 0.05, -0.02, 0.16, 0.01, -0.04],
             "ci_low": [0.16, 0.03, -0.05, 0.14, -0.01, -0.06],
             "ci_high": [0.20, 0.07, 0.01, 0.18, 0.03, -0.02],
@@ -248,8 +248,11 @@ def test_per_query_delta_tolerance_and_several_by_columns() -> None:
         ("tie", "q1", 0.0),
         ("loss", "q3", pytest.approx(-0.65)),
     ]
-    assert data["baseline"][0] == "d1 / a"
-    assert data["system"][0] == "d1 / b"
+    # the two systems as compare names them: the by columns, then baseline_<by>
+    assert data.columns[:5] == ["metric", "date", "model", "baseline_date", "baseline_model"]
+    assert data.select("date", "model", "baseline_date", "baseline_model").unique().rows() == [
+        ("d1", "b", "d1", "a")
+    ]
 
 
 def test_per_query_delta_refuses(per_query: pl.DataFrame) -> None:
@@ -323,8 +326,8 @@ def test_systems_data_keeps_rows_and_labels() -> None:
     two_baselines = comparison.with_columns(
         pl.when(pl.col("system") == "colbert")
         .then(pl.lit("neural"))
-        .otherwise("baseline")
-        .alias("baseline")
+        .otherwise("baseline_system")
+        .alias("baseline_system")
     )
     labels = rke.plot.systems_data(two_baselines)["label"].to_list()
     assert labels[:3] == ["neural vs bm25", "splade vs bm25", "colbert vs neural"]
@@ -1013,3 +1016,61 @@ def test_plots_take_direction_and_do_not_contradict_the_comparison() -> None:
     # the chart reads the comparison's directions; a second opinion is refused
     with pytest.raises(rke.InvalidOptionError, match=r"pass direction= to rke.compare"):
         rke.plot.systems_data(comparison, direction={"arp@10": "higher"})
+
+
+def test_systems_data_names_several_by_columns_joined_for_display() -> None:
+    comparison = comparison_literal().rename({"system": "model"})
+    comparison = (
+        comparison.with_columns(
+            pl.lit("d1").alias("date"), pl.col("baseline_system").alias("baseline_model")
+        )
+        .drop("baseline_system")
+        .with_columns(pl.lit("d0").alias("baseline_date"))
+    )
+    data = rke.plot.systems_data(comparison)
+    # the key columns pass through; the label joins them for display
+    assert data.columns[:5] == ["metric", "model", "date", "baseline_model", "baseline_date"]
+    assert data["label"].to_list()[:3] == ["neural / d1", "splade / d1", "colbert / d1"]
+
+
+def test_plot_old_keywords_warn_and_still_work(log: pl.DataFrame, per_query: pl.DataFrame) -> None:
+    calls = [
+        (
+            lambda: rke.plot.metric_at_k_data(log=log, metric="p", k=[1, 2], by="system"),
+            lambda: rke.plot.metric_at_k_data(data=log, metric="p", k=[1, 2], by="system"),
+            "log= is renamed data=",
+        ),
+        (
+            lambda: rke.plot.metric_at_k_data(log, "p", ks=[1, 2], by="system"),
+            lambda: rke.plot.metric_at_k_data(log, "p", k=[1, 2], by="system"),
+            "ks= is renamed k=",
+        ),
+        (
+            lambda: rke.plot.precision_recall_data(log=log, by="system"),
+            lambda: rke.plot.precision_recall_data(data=log, by="system"),
+            "log= is renamed data=",
+        ),
+        (
+            lambda: rke.plot.distribution_data(per_query=per_query, metric="map"),
+            lambda: rke.plot.distribution_data(data=per_query, metric="map"),
+            "per_query= is renamed data=",
+        ),
+        (
+            lambda: rke.plot.per_query_delta_data(
+                per_query=per_query, metric="map", baseline="bm25", system="neural"
+            ),
+            lambda: rke.plot.per_query_delta_data(
+                data=per_query, metric="map", baseline="bm25", system="neural"
+            ),
+            "per_query= is renamed data=",
+        ),
+        (
+            lambda: rke.plot.systems_data(comparison=comparison_literal()),
+            lambda: rke.plot.systems_data(data=comparison_literal()),
+            "comparison= is renamed data=",
+        ),
+    ]
+    for old, new, message in calls:
+        with pytest.warns(rke.RankEvalDeprecationWarning, match=message):
+            got = old()
+        assert got.equals(new())
