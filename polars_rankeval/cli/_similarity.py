@@ -72,7 +72,9 @@ def _similarity_parser() -> argparse.ArgumentParser:
         help=f"comma-separated: rbo(p=..,output=ext|min|max|res,ties=..), jaccard[@k], "
         f"overlap@k, kendall_tau@k (default: {SIMILARITY_METRICS}); repeatable",
     )
-    parser.add_argument("--per-query", action="store_true", help="one row per pair and query")
+    parser.add_argument(
+        "--per-query", action="store_true", help="one row per metric, pair and query"
+    )
     parser.add_argument(
         "--within",
         action="append",
