@@ -288,7 +288,9 @@ def compare_per_query(
         ``"drop"`` (default): a pair uses the queries both systems have a value for (Tukey:
         the queries every system has), and ``n_dropped`` counts the others. ``"zero"``: a
         query a system has no row for scores 0, as trec_eval ``-c`` does; undefined values
-        (null, NaN) are still dropped.
+        (null, NaN) are still dropped. :func:`compare` also hands ``"zero"`` to evaluate (a
+        judged query without a retrieved row scores 0) and takes evaluate's ``"skip"`` as
+        ``"drop"``: one option, evaluate's and the pairing's.
     lower_is_better
         Columns of another tool's table whose lower values are better: the list shorthand of
         ``direction={column: "lower"}``, which may not contradict one of our metrics.
@@ -471,7 +473,7 @@ def _finish(
 
 
 @renamed(log="data", missing="missing_queries")
-def compare(  # type: ignore[misc]  # compare's own missing_queries (pairing) is not evaluate's
+def compare(  # type: ignore[misc]  # missing_queries= is also evaluate's (forwarded)
     data: pl.DataFrame | pl.LazyFrame,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
@@ -523,9 +525,16 @@ def compare(  # type: ignore[misc]  # compare's own missing_queries (pairing) is
     if "per_query" in evaluate_keywords:
         msg = "option per_query= is set by compare (it always evaluates per query)"
         raise InvalidOptionError(msg)
+    # One notion, evaluate's and the pairing's: "skip" is evaluate's word for "drop".
+    if missing_queries == "skip":  # type: ignore[comparison-overlap]
+        missing_queries = "drop"
     plan, correction, correction_scope = _settings(
         test, correction, correction_scope, alpha, n_resamples, seed, missing_queries
     )
+    if plan.missing == "zero":
+        # a judged query without a retrieved row is scored 0 by evaluate too (trec_eval -c),
+        # as compare did when missing_queries= reached evaluate
+        evaluate_keywords["missing_queries"] = "zero"
     query = evaluate_keywords.get("query", "query")
     # The metrics as evaluate resolves them (same preset), so each column's meaning is the
     # metric's own declaration; a count or direction-less metric is refused before the log

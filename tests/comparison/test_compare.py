@@ -388,7 +388,7 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
         ({"baseline": "bm24"}, r"baseline= must be one of \['a', 'b', 'c'\]"),
         ({"alpha": 1.5}, r"alpha= must be a number in \(0, 1\)"),
         ({"n_resamples": 0}, r"n_resamples= must be a positive int"),
-        ({"missing_queries": "skip"}, r"missing_queries= must be one of \['drop', 'zero'\]"),
+        ({"missing_queries": "none"}, r"missing_queries= must be one of \['drop', 'zero'\]"),
     ],
 )
 def test_bad_options_name_the_option(options: dict[str, object], pattern: str) -> None:
