@@ -187,7 +187,8 @@ def test_similarity_takes_trec_runs(capsys: pytest.CaptureFixture[str], tmp_path
     code, out, err = _run_cli(capsys, "similarity", *paths, "-m", "jaccard@5", "--format", "csv")
     assert code == 0, err
     row = pl.read_csv(out.encode()).row(0, named=True)
-    assert (row["system"], row["other"]) == ("a1", "b2")
+    # long: metric, the system, the one it is compared with (the earlier of the pair)
+    assert (row["metric"], row["system"], row["baseline_system"]) == ("jaccard@5", "b2", "a1")
 
     # by hand: each run's top 5 documents of each query, Jaccard averaged over the queries
     def tops(path: Path) -> dict[str, set[str]]:
@@ -199,8 +200,8 @@ def test_similarity_takes_trec_runs(capsys: pytest.CaptureFixture[str], tmp_path
 
     a, b = tops(paths[0]), tops(paths[1])
     expected = sum(len(a[q] & b[q]) / len(a[q] | b[q]) for q in a) / len(a)
-    assert row["jaccard@5"] == pytest.approx(expected, abs=1e-12)
-    assert row["queries"] == 2
+    assert row["value"] == pytest.approx(expected, abs=1e-12)
+    assert row["n_queries"] == 2
     # a log still needs --by; several logs are refused with the reason
     log = tmp_path / "log.parquet"
     pl.DataFrame({"query": ["1"], "item": ["d"], "score": [1.0]}).write_parquet(log)
