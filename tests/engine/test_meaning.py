@@ -91,12 +91,12 @@ def test_gm_map_is_shown_as_the_geometric_mean_and_tested_on_logs(sample: pl.Dat
     assert row["baseline_overall"] == pytest.approx(0.385304, abs=5e-7)
     x, y = aps["bm25"].to_numpy(), aps["neural"].to_numpy()
     # trec_eval's geometric mean: exp(mean(log(max(AP, 1e-5)))), by hand.
-    assert row["baseline_mean"] == pytest.approx(np.exp(np.log(np.maximum(x, 1e-5)).mean()))
-    assert row["delta"] == pytest.approx(row["system_mean"] - row["baseline_mean"])
+    assert row["baseline_value"] == pytest.approx(np.exp(np.log(np.maximum(x, 1e-5)).mean()))
+    assert row["delta"] == pytest.approx(row["value"] - row["baseline_value"])
     logs = stats.ttest_rel(np.log(np.maximum(y, 1e-5)), np.log(np.maximum(x, 1e-5)))
     assert row["p_value"] == pytest.approx(logs.pvalue, rel=1e-9)
     plain = _row(out, "map")
-    assert plain["baseline_mean"] == pytest.approx(x.mean(), rel=1e-12)
+    assert plain["baseline_value"] == pytest.approx(x.mean(), rel=1e-12)
     assert plain["test_scale"] == "value"
 
 
@@ -157,15 +157,23 @@ def test_each_system_overall_value_comes_from_all_its_queries() -> None:
         }
     )
     out = rke.compare_per_query(table, by="system")
-    a_b = out.filter((pl.col("baseline") == "A") & (pl.col("system") == "B")).row(0, named=True)
-    assert a_b["baseline_mean"] == pytest.approx(0.1)
+    a_b = out.filter((pl.col("baseline_system") == "A") & (pl.col("system") == "B")).row(
+        0, named=True
+    )
+    assert a_b["baseline_value"] == pytest.approx(0.1)
     assert (a_b["baseline_overall"], a_b["baseline_queries"]) == (pytest.approx(0.5), 10)
     assert (a_b["system_overall"], a_b["system_queries"]) == (pytest.approx(0.5), 5)
-    a_c = out.filter(pl.col("system") == "C").filter(pl.col("baseline") == "A").row(0, named=True)
+    a_c = (
+        out.filter(pl.col("system") == "C")
+        .filter(pl.col("baseline_system") == "A")
+        .row(0, named=True)
+    )
     assert a_c["baseline_overall"] == pytest.approx(0.5)
-    zero = rke.compare_per_query(table, by="system", missing="zero")
+    zero = rke.compare_per_query(table, by="system", missing_queries="zero")
     b_row = (
-        zero.filter(pl.col("system") == "B").filter(pl.col("baseline") == "A").row(0, named=True)
+        zero.filter(pl.col("system") == "B")
+        .filter(pl.col("baseline_system") == "A")
+        .row(0, named=True)
     )
     assert (b_row["system_overall"], b_row["system_queries"]) == (pytest.approx(0.25), 10)
 
@@ -176,7 +184,7 @@ def test_overall_equals_evaluate_for_every_metric_kind(sample: pl.DataFrame) -> 
     means = rke.evaluate(sample, metrics, by="system")
     for metric in metrics:
         row = _row(out, metric)
-        for column, system in [("baseline", row["baseline"]), ("system", row["system"])]:
+        for column, system in [("baseline", row["baseline_system"]), ("system", row["system"])]:
             want = means.filter(pl.col("system") == system)[metric].item()
             assert row[f"{column}_overall"] == pytest.approx(want, rel=1e-12), metric
 
@@ -226,7 +234,7 @@ def test_geometric_means_are_tested_on_the_log_scale() -> None:
     interval = on_logs.confidence_interval(0.95)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((interval.low, interval.high))
     gm = [float(np.exp(np.log(np.maximum(v, 1e-5)).mean())) for v in (x, y)]
-    assert (row["baseline_mean"], row["system_mean"]) == pytest.approx(gm)
+    assert (row["baseline_value"], row["value"]) == pytest.approx(gm)
 
 
 def _trec_files(tmp_path: Path, n_runs: int = 5, n_topics: int = 25) -> tuple[list[Path], Path]:
