@@ -23,8 +23,9 @@ tool or an older version whose sums differ in the last bit, and that noise must 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PYTHON_OPTIONS", "CheckColumnError", "CheckOptionError", "CheckResult", "Rule", "check"]
 
+_CheckT = TypeVar("_CheckT", bound=Callable[..., Any])
 _SIDE = "__check_side"
 _BASELINE, _CANDIDATE = "baseline", "candidate"
 # The CLI's per-query output ends each system with a summary row under this query id.
@@ -193,10 +195,38 @@ def _is_table(value: object) -> bool:
     return hasattr(value, "columns") and (hasattr(value, "shape") or hasattr(value, "num_rows"))
 
 
-@renamed(candidate="data", candidate_system="system")
+def _table_as_reference(function: _CheckT) -> _CheckT:
+    """``baseline=TABLE``, the old name of ``reference=``, kept working with a warning.
+
+    ``baseline`` now names a system value (as everywhere), so a table given as ``baseline=``
+    is the old second argument; a system value is passed on untouched.
+    """
+
+    @functools.wraps(function)
+    def forward(*args: Any, **keywords: Any) -> Any:
+        if _is_table(keywords.get("baseline")):
+            if len(args) > 1 or "reference" in keywords:
+                msg = (
+                    "check() got a table as baseline= and a reference: the table to check "
+                    "against is reference= (baseline= names its system)"
+                )
+                raise CheckOptionError(msg)
+            warn_at(
+                "check(): the table to check against is now reference= (baseline= names a "
+                "system, a value of by=); baseline=TABLE is removed in 0.3.0",
+                RankEvalDeprecationWarning,
+            )
+            keywords["reference"] = keywords.pop("baseline")
+        return function(*args, **keywords)
+
+    return forward  # type: ignore[return-value]
+
+
+@_table_as_reference
+@renamed(candidate="data", candidate_system="system", baseline_system="baseline")
 def check(  # type: ignore[misc]  # query= names both sides' column; evaluate gets it too
     data: object,
-    reference: object = None,
+    reference: object,
     metrics: str | Sequence[str] | None = None,
     *,
     fail_if: str | Sequence[str] = (),
@@ -215,7 +245,6 @@ def check(  # type: ignore[misc]  # query= names both sides' column; evaluate ge
     query: str = "query",
     lower_is_better: LowerIsBetter = None,
     direction: Directions = None,
-    baseline_system: object = None,
     **options: Unpack[EvaluateOptions],
 ) -> CheckResult:
     """Check a candidate (``data``) against a ``reference`` with regression rules.
@@ -229,8 +258,8 @@ def check(  # type: ignore[misc]  # query= names both sides' column; evaluate ge
         The candidate and the table it is checked against. Each a log (rows of query, item,
         score, relevance: evaluated here) or a per-query table (a query column and a column per
         metric, e.g. ``evaluate(..., per_query=True)`` or the Parquet file ``rank-eval ...
-        --per-query -o`` writes). DataFrame, LazyFrame, pandas or
-        Arrow.
+        --per-query -o`` writes). DataFrame, LazyFrame, pandas or Arrow. (The old names
+        ``candidate=`` and a table as ``baseline=`` still work, with a deprecation warning.)
     metrics
         The metrics to check (a list, or one comma-separated string). Default: those the rules
         name; else every metric column of a per-query table.
@@ -253,13 +282,10 @@ def check(  # type: ignore[misc]  # query= names both sides' column; evaluate ge
     by, system, baseline
         A side with a ``by`` column holding several systems needs a value of it to pick one:
         ``system=`` in ``data`` (the candidate), ``baseline=`` in ``reference``; with a single
-        system the column is dropped.
+        system the column is dropped. (Their old names ``candidate_system=`` and
+        ``baseline_system=`` still work, with a deprecation warning.)
     query
         The query id column of both sides.
-    baseline_system
-        The old name of ``baseline=`` (deprecated). Before 0.2 the second argument was called
-        ``baseline`` (the table); a table given as ``baseline=`` is still taken as
-        ``reference``, with a deprecation warning.
     **options
         For sides that are logs: options of :func:`polars_rankeval.evaluate` (``item=``,
         ``score=``, ``relevance=``, ``convention=``...).
@@ -285,7 +311,6 @@ def check(  # type: ignore[misc]  # query= names both sides' column; evaluate ge
     >>> result.reasons
     ['ndcg@10: Δ -0.0667 breaks the rule ndcg@10 < -0.05']
     """
-    reference, baseline = _old_arguments(reference, baseline, baseline_system)
     evaluate_keywords: dict[str, Any] = dict(options)
     gate = _Gate.build(
         fail_if,
@@ -387,43 +412,6 @@ def check(  # type: ignore[misc]  # query= names both sides' column; evaluate ge
     return CheckResult(
         passed=not reasons, table=table, reasons=reasons, queries=counts, settings=settings
     )
-
-
-def _old_arguments(
-    reference: object, baseline: object, baseline_system: object
-) -> tuple[object, object]:
-    """``(reference, baseline)`` from the old spellings: ``baseline=TABLE``, ``baseline_system=``.
-
-    ``baseline`` now names a system value (as everywhere), so a table given as ``baseline=``
-    is the old name of ``reference=``; it keeps working for one release, with a warning.
-    """
-    if baseline_system is not None:
-        if baseline is not None and not _is_table(baseline):
-            msg = (
-                "check() got both baseline_system= and baseline=; baseline_system= is its old name"
-            )
-            raise CheckOptionError(msg)
-        warn_at(
-            "check(): baseline_system= is renamed baseline=; the old name is removed in 0.3.0",
-            RankEvalDeprecationWarning,
-        )
-    if _is_table(baseline):
-        if reference is not None:
-            msg = (
-                "check() got a table as baseline= and reference=: the table to check against "
-                "is reference= (baseline= names its system)"
-            )
-            raise CheckOptionError(msg)
-        warn_at(
-            "check(): the table to check against is now reference= (baseline= names a system, "
-            "a value of by=); baseline=TABLE is removed in 0.3.0",
-            RankEvalDeprecationWarning,
-        )
-        return baseline, baseline_system
-    if reference is None:
-        msg = "check() needs the table to check against: check(data, reference, ...)"
-        raise CheckOptionError(msg)
-    return reference, baseline if baseline_system is None else baseline_system
 
 
 # Below this relative difference a query's two values are the same value computed twice.
