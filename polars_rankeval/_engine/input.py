@@ -19,6 +19,7 @@ from polars_rankeval._engine.plan import judged_only_rows, reads_labels
 from polars_rankeval._engine.read_once import readable
 from polars_rankeval._engine.settings import Settings
 from polars_rankeval._engine.tables import Tables, make_tables
+from polars_rankeval._engine.validation import resolve_duplicates
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.lists import maybe_from_lists
 from polars_rankeval.metrics._base import Metric
@@ -86,6 +87,10 @@ def take_input(
     check_schema(lf.collect_schema(), columns, need_relevance=reads_labels(resolved))
     lf = with_optional_relevance(lf, columns, resolved)
     check_schema(lf.collect_schema(), columns)
+    if cut.depth is not None:
+        # the cut counts each (query, item) once: duplicates resolved first, as the plan would
+        # (it resolves them again, a no-op on unique pairs)
+        lf = resolve_duplicates(lf, columns, settings.duplicates)
     lf = cut_lists(lf, columns, cut, nan_last=settings.nan_scores == "last")
     tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
     return Input(lf, isinstance(frame, pl.DataFrame), tables)
@@ -107,7 +112,8 @@ def cut_lists(lf: pl.LazyFrame, columns: Columns, cut: Cut, *, nan_last: bool) -
     (:func:`~polars_rankeval._engine.context.trec_key`: score descending, ties by the item's
     string form descending, as every metric ranks them, whatever the item column's type); a
     judged item past the cut stays as judged but not retrieved (its score becomes null), so it
-    still counts toward R, as in trec_eval. ``judged_only`` (after the cut, as trec_eval):
+    still counts toward R, as in trec_eval; a repeated (query, item) past the cut stays too, so
+    ``duplicates="error"`` still finds it. ``judged_only`` (after the cut, as trec_eval):
     retrieved items without a judgment or with a negative label (pooled but unjudged) are
     dropped and the rest keep their order, ranked again without gaps.
 
@@ -127,9 +133,10 @@ def cut_lists(lf: pl.LazyFrame, columns: Columns, cut: Cut, *, nan_last: bool) -
         # The engine's own order key, so the cut keeps exactly the rows the metrics rank first.
         key = trec_key(pl.col(columns.score), pl.col(columns.item), nan_last=nan_last)
         position = key.rank("ordinal", descending=True).over(columns.partition)
+        repeated = pl.len().over([*columns.partition, columns.item]) > 1
         lf = (
             lf.with_columns((retrieved & (position > cut.depth)).alias(_CUT))
-            .filter(~pl.col(_CUT) | pl.col(columns.relevance).is_not_null())
+            .filter(~pl.col(_CUT) | pl.col(columns.relevance).is_not_null() | repeated)
             .with_columns(
                 pl.when(pl.col(_CUT))
                 .then(None)

@@ -218,3 +218,31 @@ def test_depth_on_a_lazy_frame_in_passes(tmp_path):
 def test_bad_depth_or_judged_only_is_refused(options, named):
     with pytest.raises(InvalidOptionError, match=named):
         rke.evaluate(_snippet_10(), ["p@1"], **options)
+
+
+def test_depth_counts_each_item_once_after_duplicates_are_resolved():
+    # a twice (3.0 and 2.5), then b: max_score keeps a at 3.0, so depth=2 keeps a and b
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 3,
+            "item": ["a", "a", "b"],
+            "score": [3.0, 2.5, 2.0],
+            "relevance": [1, 1, 1],
+        }
+    )
+    got = rke.evaluate(log, ["num_ret", "num_rel_ret"], depth=2, duplicates="max_score")
+    assert got.row(0) == (2, 2)
+
+
+def test_depth_does_not_hide_a_duplicate_past_the_cut():
+    # b (unjudged) twice, both past depth=1: still a repeated pair, refused as without depth
+    log = pl.DataFrame(
+        {
+            "query": ["q"] * 3,
+            "item": ["a", "b", "b"],
+            "score": [2.0, 1.0, 0.5],
+            "relevance": [1, None, None],
+        }
+    )
+    with pytest.raises(rke.DuplicateItemError, match="1 duplicate"):
+        rke.evaluate(log, ["p@1"], depth=1)
