@@ -1,7 +1,8 @@
 """Evaluating: the per-query and summary rows the command prints (:class:`Result`).
 
-The metrics to compute and their printed order, trec_eval's ``-M``/``-J``/``-N``, its runid and
-relstring, and nothing evaluated as an error saying why.
+The metrics to compute and their printed order, trec_eval's ``-N``, its runid and relstring, and
+nothing evaluated as an error saying why. ``-M`` and ``-J`` are only passed on, as evaluate's
+``depth=`` and ``judged_only=``: the engine cuts the lists.
 """
 
 from __future__ import annotations
