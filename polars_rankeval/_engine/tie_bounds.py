@@ -215,8 +215,8 @@ def range_sums(per_query: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
 def tie_ranges(per_query: pl.DataFrame, by: Sequence[str], *, summed: bool = False) -> pl.DataFrame:
     """How far the order of tied rows can move each system's mean: ``Σ range / n`` per metric.
 
-    ``per_query`` holds the hidden tie-range columns (evaluate's ``_tie_ranges=True``), or is
-    the concatenation of :func:`range_sums` frames (``summed=True``). The result has the
+    ``per_query`` holds the hidden tie-range columns (``evaluate_frame(keep_tie_ranges=True)``),
+    or is the concatenation of :func:`range_sums` frames (``summed=True``). The result has the
     ``by`` keys, ``n`` (the evaluated lists) and one column per metric label: a mean over
     ``n`` lists moves by at most the sum of its lists' ranges over ``n``.
     """
