@@ -147,3 +147,33 @@ def test_compare_old_keywords_warn_and_still_work(old: str, new: str, value: obj
     with pytest.warns(RankEvalDeprecationWarning, match=f"{old}= is renamed {new}="):
         out = rke.compare(**given, **rest, metrics=["map"], by="system")  # type: ignore[misc]
     assert out.equals(expected)
+
+
+def test_missing_queries_zero_is_evaluates_and_the_pairings() -> None:
+    """One option: "zero" scores a judged query without a retrieved row 0 (evaluate, -c) and
+    pairs a query a system lacks as 0; "skip" (evaluate's word) is "drop"."""
+    log = pl.DataFrame(
+        {
+            "system": ["a", "a", "b", "b", "a", "b"],
+            "query": ["q1", "q2", "q1", "q2", "q3", "q3"],
+            "item": ["x", "y", "x", "y", "z", "z"],
+            "score": [1.0, 1.0, 1.0, 2.0, None, None],  # q3: judged, retrieved by neither
+            "relevance": [1, 0, 0, 1, 1, 1],
+        }
+    )
+    columns = ["n_queries", "value", "baseline_value", "wins", "ties", "losses", "missing"]
+    # by hand: P@1 of a is 1 on q1, 0 on q2; of b 0 on q1, 1 on q2; q3 scores 0 for both
+    zero = rke.compare(log, ["p@1"], by="system", baseline="a", missing_queries="zero")
+    assert zero.select(columns).row(0) == (
+        3,
+        pytest.approx(1 / 3),
+        pytest.approx(1 / 3),
+        1,
+        1,
+        1,
+        "zero",
+    )
+    drop = rke.compare(log, ["p@1"], by="system", baseline="a", missing_queries="drop")
+    assert drop.select(columns).row(0) == (2, 0.5, 0.5, 1, 0, 1, "drop")
+    skip = rke.compare(log, ["p@1"], by="system", baseline="a", missing_queries="skip")  # type: ignore[arg-type]
+    assert skip.equals(drop)
