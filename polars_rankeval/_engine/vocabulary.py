@@ -93,7 +93,10 @@ PARAMETERS: dict[str, str] = {
     # evaluation options (EvaluateOptions)
     "per_query": "True: one row per (system, query) instead of one per system",
     "relevance_level": "the lowest label that counts as relevant",
-    "missing_queries": "queries with judgments but no value: 'skip'/'drop' them or score 'zero'",
+    "missing_queries": "a judged query a system retrieved nothing for: 'skip' it or score it "
+    "'zero' (trec_eval -c)",
+    "unpaired_queries": "compare: a query only some systems have a value for: 'drop' it from the "
+    "pair or score the others 'zero'",
     "ties": "how tied scores are ordered: 'trec', 'expected', 'optimistic', 'pessimistic'",
     "convention": "the preset whose definitions to reproduce (trec_eval, ir_measures, ranx, ...)",
     "negative_labels": "what a label below 0 means",

@@ -252,8 +252,7 @@ def _compare(args: argparse.Namespace, fmt: CompareFormat) -> str | pl.DataFrame
         alpha=args.alpha,
         n_resamples=args.resamples,
         seed=args.seed,
-        # -c is compare's missing_queries="zero": evaluate's (above) and the pairing's
-        missing_queries="zero" if args.complete else args.missing,
+        unpaired_queries=args.missing,
         direction=direction,
     )
     comparison = with_tie_flags(comparison, ranges, keys=by, segments=within, query=names["query"])

@@ -219,7 +219,7 @@ def _check_number(option: str, value: object, low: float, high: float | None = N
         raise InvalidOptionError(msg)
 
 
-@renamed(per_query="data", missing="missing_queries")
+@renamed(per_query="data", missing="unpaired_queries")
 def compare_per_query(
     data: pl.DataFrame | pl.LazyFrame,
     *,
@@ -234,7 +234,7 @@ def compare_per_query(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    missing_queries: Missing = "drop",
+    unpaired_queries: Missing = "drop",
     lower_is_better: LowerIsBetter = None,
     direction: Directions = None,
 ) -> pl.DataFrame:
@@ -284,13 +284,13 @@ def compare_per_query(
     n_resamples, seed
         Resamples of the randomization, bootstrap and Tukey tests, and their seed (results are
         reproducible; a pair's draws depend only on the seed and its number of queries).
-    missing_queries
-        ``"drop"`` (default): a pair uses the queries both systems have a value for (Tukey:
-        the queries every system has), and ``n_dropped`` counts the others. ``"zero"``: a
-        query a system has no row for scores 0, as trec_eval ``-c`` does; undefined values
-        (null, NaN) are still dropped. :func:`compare` also hands ``"zero"`` to evaluate (a
-        judged query without a retrieved row scores 0) and takes evaluate's ``"skip"`` as
-        ``"drop"``: one option, evaluate's and the pairing's.
+    unpaired_queries
+        A query only some systems have a value for. ``"drop"`` (default): a pair uses the
+        queries both systems have a value for (Tukey: the queries every system has), and
+        ``n_dropped`` counts the others. ``"zero"``: a query a system has no row for scores
+        0; undefined values (null, NaN) are still dropped. (evaluate's ``missing_queries=``,
+        which :func:`compare` forwards, decides whether a judged query a system did not
+        answer has a row at all: ``"zero"`` gives it 0, as trec_eval ``-c``.)
     lower_is_better
         Columns of another tool's table whose lower values are better: the list shorthand of
         ``direction={column: "lower"}``, which may not contradict one of our metrics.
@@ -314,7 +314,7 @@ def compare_per_query(
         ci_high`` (interval of the mean difference on the test scale),
         ``effect_size`` (mean(d)/sd(d)), ``p_value, p_adjusted, significant, wins, ties,
         losses`` (wins: the system is better by the metric's direction), ``test, test_scale``
-        (``"log"`` for geometric means), ``missing`` (the ``missing_queries`` option),
+        (``"log"`` for geometric means), ``missing`` (the ``unpaired_queries`` option),
         ``correction, alpha, direction_source``, and ``baseline_overall, system_overall,
         baseline_queries, system_queries``: each system's summary over all the queries it
         has a value for, as evaluate gives it.
@@ -344,7 +344,7 @@ def compare_per_query(
     └────────┴─────────────────┴───────┴─────────┴──────┴──────┴────────┘
     """
     plan, correction, correction_scope = _settings(
-        test, correction, correction_scope, alpha, n_resamples, seed, missing_queries
+        test, correction, correction_scope, alpha, n_resamples, seed, unpaired_queries
     )
     frame = as_polars(data, "data")
     frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
@@ -370,7 +370,7 @@ def _settings(  # noqa: PLR0917  (one call site, in compare's own keyword order)
         None if correction is None else check_choice("correction", correction, CORRECTIONS)
     )
     scope: CorrectionScope = check_choice("correction_scope", correction_scope, ["all", "metric"])
-    chosen_missing: Missing = check_choice("missing_queries", missing, ["drop", "zero"])
+    chosen_missing: Missing = check_choice("unpaired_queries", missing, ["drop", "zero"])
     _check_number("alpha", alpha, 0.0, 1.0)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         msg = f"option n_resamples= must be a positive int, got {n_resamples!r}"
@@ -472,8 +472,8 @@ def _finish(
     ).select(*segments, *_ROW_COLUMNS)
 
 
-@renamed(log="data", missing="missing_queries")
-def compare(  # type: ignore[misc]  # missing_queries= is also evaluate's (forwarded)
+@renamed(log="data", missing="unpaired_queries")
+def compare(
     data: pl.DataFrame | pl.LazyFrame,
     metrics: Sequence[str | Metric | MetricRequest] | str | Metric,
     *,
@@ -486,7 +486,7 @@ def compare(  # type: ignore[misc]  # missing_queries= is also evaluate's (forwa
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    missing_queries: Missing = "drop",
+    unpaired_queries: Missing = "drop",
     direction: Directions = None,
     **options: Unpack[EvaluateOptions],
 ) -> pl.DataFrame:
@@ -494,7 +494,7 @@ def compare(  # type: ignore[misc]  # missing_queries= is also evaluate's (forwa
 
     ``evaluate(data, metrics, per_query=True, by=[*within, *by], **options)`` followed by
     :func:`compare_per_query`; see there for the options (``within=`` compares the systems
-    inside each segment, ``direction=`` overrides a metric's direction, ``missing_queries=``
+    inside each segment, ``direction=`` overrides a metric's direction, ``unpaired_queries=``
     pairs the queries) and the output: one row per metric and pair of systems, the system's
     ``by`` columns under their own names and the baseline's as ``baseline_<by>``. A
     LazyFrame is evaluated and collected (a comparison needs every per-query value): the
@@ -525,16 +525,9 @@ def compare(  # type: ignore[misc]  # missing_queries= is also evaluate's (forwa
     if "per_query" in evaluate_keywords:
         msg = "option per_query= is set by compare (it always evaluates per query)"
         raise InvalidOptionError(msg)
-    # One notion, evaluate's and the pairing's: "skip" is evaluate's word for "drop".
-    if missing_queries == "skip":  # type: ignore[comparison-overlap]
-        missing_queries = "drop"
     plan, correction, correction_scope = _settings(
-        test, correction, correction_scope, alpha, n_resamples, seed, missing_queries
+        test, correction, correction_scope, alpha, n_resamples, seed, unpaired_queries
     )
-    if plan.missing == "zero":
-        # a judged query without a retrieved row is scored 0 by evaluate too (trec_eval -c),
-        # as compare did when missing_queries= reached evaluate
-        evaluate_keywords["missing_queries"] = "zero"
     query = evaluate_keywords.get("query", "query")
     # The metrics as evaluate resolves them (same preset), so each column's meaning is the
     # metric's own declaration; a count or direction-less metric is refused before the log

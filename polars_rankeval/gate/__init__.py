@@ -374,7 +374,7 @@ def check(  # type: ignore[misc]  # query= names both sides' column; evaluate ge
         alpha=alpha,
         n_resamples=n_resamples,
         seed=seed,
-        missing_queries="drop",
+        unpaired_queries="drop",
         lower_is_better=lower_is_better,
         direction=direction,
     )

@@ -77,9 +77,7 @@ def _imports(path: Path) -> set[str]:
             return
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("polars_rankeval"))
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-            "polars_rankeval"
-        ):
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("polars_rankeval"):
             module = node.module or ""
             for alias in node.names:
                 child = f"{module}.{alias.name}"

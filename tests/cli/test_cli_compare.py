@@ -183,7 +183,7 @@ OPTION_CASES: list[tuple[str, list[str], dict[str, Any], dict[str, Any], str]] =
         {"test": "bootstrap", "n_resamples": 500},
         METRICS,
     ),
-    ("missing", ["--missing", "zero"], {"missing_queries": "zero"}, {}, METRICS),
+    ("missing", ["--missing", "zero"], {"unpaired_queries": "zero"}, {}, METRICS),
     ("l", ["-l", "2"], {"relevance_level": 2}, {}, METRICS),
     ("relevance-level", ["--relevance-level", "2"], {"relevance_level": 2}, {}, METRICS),
     ("c", ["-c"], {"missing_queries": "zero"}, {}, METRICS),

@@ -245,7 +245,7 @@ def test_resampling_results_do_not_depend_on_row_order(test: str, missing: str) 
     table = table.with_columns(
         pl.when(pl.col("system") == "b").then(pl.col("query") + 5).otherwise("query")
     )  # a has queries 0..54, b has 5..59: 10 queries on one side only
-    options = {"by": "system", "baseline": "a", "test": test, "missing_queries": missing}
+    options = {"by": "system", "baseline": "a", "test": test, "unpaired_queries": missing}
     first = rke.compare_per_query(table, n_resamples=500, **options)  # type: ignore[arg-type]
     for seed in range(3):
         shuffled = table.sample(fraction=1.0, shuffle=True, seed=seed)
@@ -268,7 +268,9 @@ def test_pairing_drops_queries_missing_for_one_system_and_counts_them() -> None:
     assert (dropped["wins"], dropped["ties"], dropped["losses"]) == (1, 1, 0)
     assert dropped["missing"] == "drop"
     zero = _one(
-        rke.compare_per_query(table, by="system", baseline="a", test="sign", missing_queries="zero")
+        rke.compare_per_query(
+            table, by="system", baseline="a", test="sign", unpaired_queries="zero"
+        )
     )
     # q3: b scores 0 (-0.9); q4: a scores 0 (+0.4)
     assert (zero["n_queries"], zero["n_dropped"]) == (4, 0)
@@ -286,7 +288,9 @@ def test_undefined_values_are_never_scored_zero() -> None:
         }
     )
     for missing in ("drop", "zero"):
-        out = _one(rke.compare_per_query(table, by="system", baseline="a", missing_queries=missing))
+        out = _one(
+            rke.compare_per_query(table, by="system", baseline="a", unpaired_queries=missing)
+        )
         assert (out["n_queries"], out["n_dropped"]) == (1, 1)
 
 
@@ -388,7 +392,7 @@ def test_any_numeric_column_is_a_metric_and_other_tools_tables_work() -> None:
         ({"baseline": "bm24"}, r"baseline= must be one of \['a', 'b', 'c'\]"),
         ({"alpha": 1.5}, r"alpha= must be a number in \(0, 1\)"),
         ({"n_resamples": 0}, r"n_resamples= must be a positive int"),
-        ({"missing_queries": "none"}, r"missing_queries= must be one of \['drop', 'zero'\]"),
+        ({"unpaired_queries": "none"}, r"unpaired_queries= must be one of \['drop', 'zero'\]"),
     ],
 )
 def test_bad_options_name_the_option(options: dict[str, object], pattern: str) -> None:

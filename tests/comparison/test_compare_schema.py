@@ -115,7 +115,7 @@ def _quiet_compare_per_query(**keywords: object) -> pl.DataFrame:
 
 @pytest.mark.parametrize(
     ("old", "new", "value"),
-    [("per_query", "data", None), ("missing", "missing_queries", "zero")],
+    [("per_query", "data", None), ("missing", "unpaired_queries", "zero")],
 )
 def test_compare_per_query_old_keywords_warn_and_still_work(
     old: str, new: str, value: object
@@ -133,7 +133,7 @@ def test_compare_per_query_old_keywords_warn_and_still_work(
 
 @pytest.mark.parametrize(
     ("old", "new", "value"),
-    [("log", "data", None), ("missing", "missing_queries", "zero")],
+    [("log", "data", None), ("missing", "unpaired_queries", "zero")],
 )
 def test_compare_old_keywords_warn_and_still_work(old: str, new: str, value: object) -> None:
     log = pl.read_parquet("data/sample.parquet")
@@ -149,21 +149,23 @@ def test_compare_old_keywords_warn_and_still_work(old: str, new: str, value: obj
     assert out.equals(expected)
 
 
-def test_missing_queries_zero_is_evaluates_and_the_pairings() -> None:
-    """One option: "zero" scores a judged query without a retrieved row 0 (evaluate, -c) and
-    pairs a query a system lacks as 0; "skip" (evaluate's word) is "drop"."""
-    log = pl.DataFrame(
+def test_missing_queries_is_evaluates_and_unpaired_queries_the_pairings() -> None:
+    """Two options, two ideas: ``missing_queries="zero"`` (evaluate's, forwarded) scores a judged
+    query a system retrieved nothing for as 0; ``unpaired_queries="zero"`` pairs a query one
+    system has no value for as 0. The old ``missing=`` is ``unpaired_queries=``."""
+    # q3: judged, retrieved by neither system (both have its judgment rows)
+    judged = pl.DataFrame(
         {
             "system": ["a", "a", "b", "b", "a", "b"],
             "query": ["q1", "q2", "q1", "q2", "q3", "q3"],
             "item": ["x", "y", "x", "y", "z", "z"],
-            "score": [1.0, 1.0, 1.0, 2.0, None, None],  # q3: judged, retrieved by neither
+            "score": [1.0, 1.0, 1.0, 2.0, None, None],
             "relevance": [1, 0, 0, 1, 1, 1],
         }
     )
     columns = ["n_queries", "value", "baseline_value", "wins", "ties", "losses", "missing"]
     # by hand: P@1 of a is 1 on q1, 0 on q2; of b 0 on q1, 1 on q2; q3 scores 0 for both
-    zero = rke.compare(log, ["p@1"], by="system", baseline="a", missing_queries="zero")
+    zero = rke.compare(judged, ["p@1"], by="system", baseline="a", missing_queries="zero")
     assert zero.select(columns).row(0) == (
         3,
         pytest.approx(1 / 3),
@@ -171,9 +173,31 @@ def test_missing_queries_zero_is_evaluates_and_the_pairings() -> None:
         1,
         1,
         1,
-        "zero",
+        "drop",
     )
-    drop = rke.compare(log, ["p@1"], by="system", baseline="a", missing_queries="drop")
-    assert drop.select(columns).row(0) == (2, 0.5, 0.5, 1, 0, 1, "drop")
-    skip = rke.compare(log, ["p@1"], by="system", baseline="a", missing_queries="skip")  # type: ignore[arg-type]
-    assert skip.equals(drop)
+    default = rke.compare(judged, ["p@1"], by="system", baseline="a")
+    assert default.select(columns).row(0) == (2, 0.5, 0.5, 1, 0, 1, "drop")
+    # q3 has no value for either system, so there is nothing to pair as 0
+    unpaired = rke.compare(judged, ["p@1"], by="system", baseline="a", unpaired_queries="zero")
+    assert unpaired.select(columns).row(0) == (2, 0.5, 0.5, 1, 0, 1, "zero")
+
+    # q2: system b has no row at all (no judgment either): only the pairing can score it
+    lacking = pl.DataFrame(
+        {
+            "system": ["a", "a", "b"],
+            "query": ["q1", "q2", "q1"],
+            "item": ["x", "y", "x"],
+            "score": [1.0, 1.0, 1.0],
+            "relevance": [1, 1, 1],
+        }
+    )
+    dropped = rke.compare(lacking, ["p@1"], by="system", baseline="a")
+    assert dropped.select(columns).row(0) == (1, 1.0, 1.0, 0, 1, 0, "drop")
+    assert dropped["n_dropped"].item() == 1
+    evaluated = rke.compare(lacking, ["p@1"], by="system", baseline="a", missing_queries="zero")
+    assert evaluated.select(columns).equals(dropped.select(columns))
+    paired = rke.compare(lacking, ["p@1"], by="system", baseline="a", unpaired_queries="zero")
+    assert paired.select(columns).row(0) == (2, 0.5, 1.0, 0, 1, 1, "zero")
+    with pytest.warns(RankEvalDeprecationWarning, match="missing= is renamed unpaired_queries="):
+        old = rke.compare(lacking, ["p@1"], by="system", baseline="a", missing="zero")
+    assert old.equals(paired)

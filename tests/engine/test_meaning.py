@@ -169,7 +169,7 @@ def test_each_system_overall_value_comes_from_all_its_queries() -> None:
         .row(0, named=True)
     )
     assert a_c["baseline_overall"] == pytest.approx(0.5)
-    zero = rke.compare_per_query(table, by="system", missing_queries="zero")
+    zero = rke.compare_per_query(table, by="system", unpaired_queries="zero")
     b_row = (
         zero.filter(pl.col("system") == "B")
         .filter(pl.col("baseline_system") == "A")
