@@ -179,11 +179,11 @@ def command_line_metrics(
 ) -> list[str]:
     """The metric strings of the command line's ``-m`` values, in the order they print.
 
-    Each value is a metric list (split as everywhere, :func:`split_metrics`). When every part
-    is one of trec_eval's ``-m`` forms (``P``, ``P.5,10``, ``official``), trec_eval's printed
-    names in trec_eval's order, as it prints them whatever the order of its ``-m`` options
-    (a bare measure takes trec_eval's default parameters, as in trec_eval). Otherwise the parts
-    in the order given, each trec_eval form widened to its printed names; the parser
+    When every value is one of trec_eval's ``-m`` forms (``P``, ``P.5,10``, ``official``),
+    trec_eval's printed names in trec_eval's order, as it prints them whatever the order of its
+    ``-m`` options (a bare measure takes trec_eval's default parameters, as in trec_eval).
+    Otherwise each value is a metric list (split as everywhere, :func:`split_metrics`) and the
+    parts come in the order given (``-m map,num_q`` prints map first), each trec_eval form widened to its printed names; the parser
     (:func:`polars_rankeval._names.registry.parse_metrics`) reads every one of them, and reads
     the forms with parameters or a set the same way when the API gets them. ``printed_names``
     replaces :func:`trec_measure_names` (the command line passes its own reference, which the
@@ -195,12 +195,17 @@ def command_line_metrics(
     ['map', 'P_5', 'P_10']
     >>> command_line_metrics(["P.5,10,ndcg@10"])
     ['P_5', 'P_10', 'ndcg@10']
+    >>> command_line_metrics(["map,num_q"])
+    ['map', 'num_q']
     """
     names = printed_names or trec_measure_names
-    parts = [part for value in values for part in split_metrics(value)]
-    printed = names(parts)
-    if printed is not None:
-        return printed
+    split = [split_metrics(value) for value in values]
+    # trec_eval's order only when each -m is one trec_eval form: a list of ours keeps its order
+    if all(len(parts) == 1 for parts in split):
+        printed = names([parts[0] for parts in split])
+        if printed is not None:
+            return printed
+    parts = [part for value_parts in split for part in value_parts]
     return [name for part in parts for name in (names([part]) or [part])]
 
 
