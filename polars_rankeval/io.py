@@ -6,7 +6,6 @@ import errno
 import gzip
 import os
 import tempfile
-import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -17,6 +16,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars, check_schema, make_columns
+from polars_rankeval._engine.warn import warn_at
 from polars_rankeval.errors import (
     ColumnTypeError,
     DuplicateItemError,
@@ -492,11 +492,10 @@ def _warn_single_subtopic(judged: pl.DataFrame, path: str | Path) -> None:
     """ir_measures' check: diversity qrels where no query has two subtopics are suspect."""
     most = judged.group_by("query").agg(pl.col(SUBTOPIC).n_unique())[SUBTOPIC].max()
     if most is not None and int(most) <= 1:  # type: ignore[arg-type]
-        warnings.warn(
+        warn_at(
             f"{path}: every query has a single subtopic, so the intent-aware metrics equal "
             "their plain forms; are these diversity qrels ('topic subtopic docno judgment')?",
             SubtopicWarning,
-            stacklevel=3,
         )
 
 
@@ -574,7 +573,7 @@ def _warn_coverage(run: pl.LazyFrame, qrels: pl.LazyFrame, query: str) -> None:
         + "; ".join(parts)
         + "; check that both use the same query ids"
     )
-    warnings.warn(msg, QueryCoverageWarning, stacklevel=3)
+    warn_at(msg, QueryCoverageWarning)
 
 
 def join_run_qrels(

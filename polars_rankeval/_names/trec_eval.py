@@ -183,11 +183,12 @@ def command_line_metrics(
     trec_eval's printed names in trec_eval's order, as it prints them whatever the order of its
     ``-m`` options (a bare measure takes trec_eval's default parameters, as in trec_eval).
     Otherwise each value is a metric list (split as everywhere, :func:`split_metrics`) and the
-    parts come in the order given (``-m map,num_q`` prints map first), each trec_eval form widened to its printed names; the parser
+    parts come in the order given (``-m map,num_q`` prints map first), each trec_eval form
+    widened to its printed names; the parser
     (:func:`polars_rankeval._names.registry.parse_metrics`) reads every one of them, and reads
-    the forms with parameters or a set the same way when the API gets them. ``printed_names``
-    replaces :func:`trec_measure_names` (the command line passes its own reference, which the
-    trec_eval conformance test narrows to the measures implemented).
+    the forms with parameters or a set the same way when the API gets them.
+    ``printed_names`` replaces :func:`trec_measure_names` (the command line passes its own
+    reference, which the trec_eval conformance test narrows to the measures implemented).
 
     Examples
     --------

@@ -14,11 +14,11 @@ Without ``within``, :func:`empty_pairs_warning` says when pairs share no query a
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import polars as pl
 
+from polars_rankeval._engine.warn import warn_at
 from polars_rankeval.comparison._pairing import Table
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -94,8 +94,7 @@ def _named(segment: dict[str, object]) -> str:
 
 
 def _warn(message: str) -> None:
-    # stacklevel 5: compare / compare_per_query -> _by_segment -> helper -> _warn -> warn
-    warnings.warn(message, EmptyEvaluationWarning, stacklevel=5)
+    warn_at(message, EmptyEvaluationWarning)
 
 
 def _unpaired(raw: pl.DataFrame) -> pl.DataFrame:
@@ -210,4 +209,4 @@ def empty_pairs_warning(
             f"inside each segment, pass by={shown_rest!r}, within={shown_split!r} "
             f"(rank-eval compare: --by {','.join(rest)} --within {','.join(splitting)})"
         )
-    warnings.warn(message, EmptyEvaluationWarning, stacklevel=4)
+    warn_at(message, EmptyEvaluationWarning)

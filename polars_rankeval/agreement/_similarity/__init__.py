@@ -14,7 +14,6 @@ the lists' lengths and runs as one Polars plan (no Python loop per query).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.exact_sum import exact_mean
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.vocabulary import METRIC, N_QUERIES, VALUE, baseline_column, renamed
+from polars_rankeval._engine.warn import warn_at
 from polars_rankeval._names.split import split_each
 from polars_rankeval.agreement._similarity._lists import (
     check_input,
@@ -305,10 +305,9 @@ def _within_segments(
         if baseline is not None:
             systems = rows.select(system_names(_as_list(options["by"])).unique()).collect()
             if system_value(baseline) not in set(systems.to_series().to_list()):
-                warnings.warn(
+                warn_at(
                     f"similarity: segment {values} has no rows of baseline {baseline!r}; left out",
                     EmptyEvaluationWarning,
-                    stacklevel=3,
                 )
                 continue
         result = similarity(rows, metrics, baseline=baseline, **options)
