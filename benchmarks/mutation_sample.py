@@ -180,12 +180,16 @@ ROUND_3 = [
     ),
     Mutant(
         "R3-M19",
-        # -M's cut moved to the engine's order key: rows past the cut are flagged, so the
-        # mutant (one row too many or too few) is now ">" -> ">=" on the flag
-        "polars_rankeval/cli/_evaluation.py",
-        "(position > args.max_docs)",
-        "(position >= args.max_docs)",
-        ("tests/cli/test_cli.py", "tests/conformance/test_trec_output.py"),
+        # -M's cut is the engine's depth= (issue 28): rows past the cut are flagged, so the
+        # mutant (one row too many or too few) is ">" -> ">=" on the flag
+        "polars_rankeval/_engine/input.py",
+        "(position > cut.depth)",
+        "(position >= cut.depth)",
+        (
+            "tests/engine/test_depth.py",
+            "tests/cli/test_cli.py",
+            "tests/conformance/test_trec_output.py",
+        ),
     ),
     Mutant(
         "R3-M20",
