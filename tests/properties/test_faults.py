@@ -7,6 +7,7 @@ a log large enough to still be spilling when the signal arrives.
 
 from __future__ import annotations
 
+import copy
 import errno
 import gc
 import importlib
@@ -252,6 +253,8 @@ def _mine(signum, frame):
 
 
 def test_the_guard_lives_as_long_as_the_plan(tmp_path):
+    gc.collect()
+    assert _spill._state.guard is None  # no plan of an earlier test is alive
     before = signal.signal(signal.SIGTERM, _mine)
     try:
         plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
@@ -271,6 +274,8 @@ def test_the_guard_lives_as_long_as_the_plan(tmp_path):
 
 
 def test_a_handler_set_after_the_guard_is_left_alone(tmp_path):
+    gc.collect()
+    assert _spill._state.guard is None  # no plan of an earlier test is alive
     before = signal.getsignal(signal.SIGTERM)
     try:
         plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
@@ -490,7 +495,10 @@ def test_a_live_runs_spill_survives_another_runs_sweep(tmp_path, monkeypatch):
 )
 def test_disk_full_names_the_spill_folder(tmp_path, monkeypatch, failure):
     def sink_parquet(self, path, *args, **kwargs):
-        raise failure
+        # a copy: the parametrized instance lives all session, and a raised one keeps its
+        # traceback, whose frames hold the plan and so its SIGTERM guard (the guard tests
+        # below then found it alive)
+        raise copy.copy(failure)
 
     monkeypatch.setattr(pl.LazyFrame, "sink_parquet", sink_parquet)
     with pytest.raises(ResourceError, match="ran out of disk space") as caught:
