@@ -248,13 +248,17 @@ def test_sigterm_runs_your_own_handler(tmp_path):
     assert list(spill.iterdir()) == []
 
 
+# A failed test's traceback (kept by pytest) holds its plan, and so the plan's guard.
+EARLIER_PLAN = "a plan of an earlier test on this worker is alive: see the failures before this one"
+
+
 def _mine(signum, frame):
     raise AssertionError("not called here")
 
 
 def test_the_guard_lives_as_long_as_the_plan(tmp_path):
     gc.collect()
-    assert _spill._state.guard is None  # no plan of an earlier test is alive
+    assert _spill._state.guard is None, EARLIER_PLAN
     before = signal.signal(signal.SIGTERM, _mine)
     try:
         plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
@@ -275,7 +279,7 @@ def test_the_guard_lives_as_long_as_the_plan(tmp_path):
 
 def test_a_handler_set_after_the_guard_is_left_alone(tmp_path):
     gc.collect()
-    assert _spill._state.guard is None  # no plan of an earlier test is alive
+    assert _spill._state.guard is None, EARLIER_PLAN
     before = signal.getsignal(signal.SIGTERM)
     try:
         plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
