@@ -248,48 +248,67 @@ def test_sigterm_runs_your_own_handler(tmp_path):
     assert list(spill.iterdir()) == []
 
 
-# A failed test's traceback (kept by pytest) holds its plan, and so the plan's guard.
-EARLIER_PLAN = "a plan of an earlier test on this worker is alive: see the failures before this one"
-
+# The guard is process-wide and lives as long as any lazy plan: a LazyFrame another test keeps
+# (a docs page's namespace, a failed test's traceback) keeps it. The two tests below check its
+# life in a fresh interpreter, where theirs is the only plan.
+_GUARD_PRELUDE = """
+import gc, signal, sys
+sys.path.insert(0, ".")
+from pathlib import Path
+import polars_rankeval as rke
+from polars_rankeval._engine import spill as _spill
+from tests.properties.test_faults import _log
 
 def _mine(signum, frame):
     raise AssertionError("not called here")
 
+tmp_path = Path(sys.argv[1])
+assert _spill._state.guard is None
+"""
+
+
+def _in_a_fresh_interpreter(body: str, tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _GUARD_PRELUDE + body, str(tmp_path)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
 
 def test_the_guard_lives_as_long_as_the_plan(tmp_path):
-    gc.collect()
-    assert _spill._state.guard is None, EARLIER_PLAN
-    before = signal.signal(signal.SIGTERM, _mine)
-    try:
-        plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
-        assert signal.getsignal(signal.SIGTERM) is _spill._on_sigterm  # built: guarded
-        assert _spill._state.guard is not None
-        assert _spill._state.guard.previous is _mine  # chained to
-        plan.collect()
-        assert signal.getsignal(signal.SIGTERM) is _spill._on_sigterm  # may be collected again
-        del plan
-        gc.collect()
-        assert signal.getsignal(signal.SIGTERM) is _mine  # put back
-        assert signal.set_wakeup_fd(-1) == -1  # and the wakeup fd
-        assert _spill._state.guard is None
-        assert list(tmp_path.iterdir()) == []
-    finally:
-        signal.signal(signal.SIGTERM, before)
+    body = """
+before = signal.signal(signal.SIGTERM, _mine)
+plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
+assert signal.getsignal(signal.SIGTERM) is _spill._on_sigterm  # built: guarded
+assert _spill._state.guard is not None
+assert _spill._state.guard.previous is _mine  # chained to
+plan.collect()
+assert signal.getsignal(signal.SIGTERM) is _spill._on_sigterm  # may be collected again
+del plan
+gc.collect()
+assert signal.getsignal(signal.SIGTERM) is _mine  # put back
+assert signal.set_wakeup_fd(-1) == -1  # and the wakeup fd
+assert _spill._state.guard is None
+assert list(tmp_path.iterdir()) == []
+"""
+    _in_a_fresh_interpreter(body, tmp_path)
 
 
 def test_a_handler_set_after_the_guard_is_left_alone(tmp_path):
-    gc.collect()
-    assert _spill._state.guard is None, EARLIER_PLAN
-    before = signal.getsignal(signal.SIGTERM)
-    try:
-        plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
-        signal.signal(signal.SIGTERM, _mine)  # yours, set while the plan lives
-        del plan
-        gc.collect()
-        assert signal.getsignal(signal.SIGTERM) is _mine
-        assert _spill._state.guard is None
-    finally:
-        signal.signal(signal.SIGTERM, before)
+    body = """
+plan = rke.evaluate(_log(6_000).lazy(), ["map"], n_buckets=4, spill_dir=tmp_path)
+signal.signal(signal.SIGTERM, _mine)  # yours, set while the plan lives
+del plan
+gc.collect()
+assert signal.getsignal(signal.SIGTERM) is _mine
+assert _spill._state.guard is None
+"""
+    _in_a_fresh_interpreter(body, tmp_path)
 
 
 def _sleep_long() -> None:
