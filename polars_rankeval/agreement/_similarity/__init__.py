@@ -27,7 +27,6 @@ from polars_rankeval._engine.warn import warn_at
 from polars_rankeval._names.split import split_each
 from polars_rankeval.agreement._similarity._lists import (
     check_input,
-    pairs_of,
     per_query_rows,
     ranked_lists,
 )
@@ -41,7 +40,12 @@ from polars_rankeval.agreement._similarity._measures import (
     Ties,
     parse_measure,
 )
-from polars_rankeval.comparison._pairing import resolve_baseline, system_names, system_value
+from polars_rankeval.comparison._pairing import (
+    matchups,
+    resolve_baseline,
+    system_names,
+    system_value,
+)
 from polars_rankeval.errors import ColumnNotFoundError, EmptyEvaluationWarning, InvalidOptionError
 
 # Input rows per bucket of queries: bounds the memory of one pass (see _rows_in_buckets).
@@ -183,7 +187,7 @@ def similarity(
     # pairs them: the baseline, or without one the earlier of the pair in sort order
     side, other = _B, _A
     key_values = named.select(*by_list, _SYS).unique().filter(pl.col(_SYS).is_not_null()).collect()
-    pair_list = pairs_of(systems, chosen)
+    pair_list = matchups(systems, chosen)  # compare's pairs, so the two results join
     pairs = pl.LazyFrame(
         {_A: [a for a, _ in pair_list], _B: [b for _, b in pair_list]},
         schema={_A: pl.String, _B: pl.String},

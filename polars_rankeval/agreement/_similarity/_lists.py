@@ -127,12 +127,6 @@ def check_input(lf: pl.LazyFrame, by: list[str], query: str, item: str, score: s
         raise DuplicateItemError(msg)
 
 
-def pairs_of(systems: list[str], baseline: str | None) -> list[tuple[str, str]]:
-    if baseline is not None:
-        return [(baseline, name) for name in systems if name != baseline]
-    return [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
-
-
 def per_query_rows(
     lf: pl.LazyFrame, measures: list[Measure], pairs: pl.LazyFrame, query: str, ties: Ties
 ) -> pl.LazyFrame:
