@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 METRIC = "metric"
 #: How many queries a row's numbers are over (paired queries for a comparison).
 N_QUERIES = "n_queries"
+#: Queries only one system of a pair has, left out of the pair (compare, similarity).
+N_DROPPED = "n_dropped"
 #: A single estimate: the system's value of the metric (its summary over the queries).
 VALUE = "value"
 #: The baseline system's value beside ``value``.

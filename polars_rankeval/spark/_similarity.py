@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from polars_rankeval._engine.vocabulary import METRIC, N_QUERIES, VALUE, baseline_column, renamed
+from polars_rankeval._engine.vocabulary import (
+    METRIC,
+    N_DROPPED,
+    N_QUERIES,
+    VALUE,
+    baseline_column,
+    renamed,
+)
 from polars_rankeval._names.split import split_each
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.spark._common import _arrow_schema, _plain_type, _pyspark, _spark_schema
@@ -38,7 +45,7 @@ def similarity(
 
     The rows are repartitioned on the query, so that every system's list of a query meets on
     one worker, which compares them with the local code (RBO, Jaccard, overlap, Kendall's τ
-    per pair of systems); the means per pair (``n_queries``, ``unpaired``) are Spark
+    per pair of systems); the means per pair (``n_queries``, ``n_dropped``) are Spark
     aggregations. The options are those of the local function; ``n_partitions`` and
     ``min_rows`` as for :func:`evaluate`. The systems (the distinct ``by`` values) are
     collected on the driver to list the pairs.
@@ -53,7 +60,7 @@ def similarity(
     pyspark.sql.DataFrame
         The local function's long columns: ``metric``, the ``by`` columns, ``baseline_<by>``,
         then ``query`` and ``value`` per (metric, pair, query) with ``per_query=True``, else
-        ``n_queries``, ``value`` and ``unpaired`` per (metric, pair).
+        ``n_queries``, ``value`` and ``n_dropped`` per (metric, pair).
     """
     from polars_rankeval.agreement._similarity import parse_measure
     from polars_rankeval.comparison._pairing import SYSTEM_SEPARATOR, resolve_baseline
@@ -173,6 +180,6 @@ def similarity(
         other,
         functions.col(N_QUERIES).cast("bigint").alias(N_QUERIES),
         functions.col(VALUE),
-        unpaired.alias("unpaired"),
+        unpaired.alias(N_DROPPED),
     )
-    return keyed(summary, N_QUERIES, VALUE, "unpaired")
+    return keyed(summary, N_QUERIES, VALUE, N_DROPPED)

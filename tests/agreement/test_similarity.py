@@ -200,14 +200,14 @@ def test_set_measures_and_kendall_match_brute_force(ties: str) -> None:
             )
     assert got.height == expected_rows
     means = _sim(log, names, by="system", ties=ties)  # type: ignore[arg-type]
-    assert means.columns == ["system", "baseline_system", "n_queries", "unpaired", *names]
+    assert means.columns == ["system", "baseline_system", "n_queries", "n_dropped", *names]
     for mean in means.iter_rows(named=True):
         mine = got.filter(
             (pl.col("system") == mean["system"])
             & (pl.col("baseline_system") == mean["baseline_system"])
         )
         assert mean["n_queries"] == mine.height
-        assert mean["unpaired"] == (1 if "s3" in (mean["system"], mean["baseline_system"]) else 0)
+        assert mean["n_dropped"] == (1 if "s3" in (mean["system"], mean["baseline_system"]) else 0)
         for name in names:
             assert mean[name] == pytest.approx(mine[name].mean(), abs=1e-12)
 
@@ -424,7 +424,7 @@ def test_buckets_of_queries_give_the_same_rows(
 def test_the_result_is_long_in_the_shared_columns() -> None:
     log = _generated(3)
     out = rke.similarity(log, ["jaccard@3", "overlap@2"], by="system", baseline="s2")
-    assert out.columns == ["metric", "system", "baseline_system", "n_queries", "value", "unpaired"]
+    assert out.columns == ["metric", "system", "baseline_system", "n_queries", "value", "n_dropped"]
     assert out.select("metric", "system").rows() == [
         ("jaccard@3", "s1"),
         ("jaccard@3", "s3"),

@@ -424,7 +424,7 @@ def test_similarity_equals_local(spark, log, log_sdf, baseline) -> None:
         "baseline_system",
         "n_queries",
         "value",
-        "unpaired",
+        "n_dropped",
     ]
     pairs = ["metric", "system", "baseline_system"]
     got_q = to_polars(

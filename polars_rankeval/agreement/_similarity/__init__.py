@@ -22,7 +22,14 @@ import polars as pl
 from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.exact_sum import exact_mean
 from polars_rankeval._engine.options import check_choice
-from polars_rankeval._engine.vocabulary import METRIC, N_QUERIES, VALUE, baseline_column, renamed
+from polars_rankeval._engine.vocabulary import (
+    METRIC,
+    N_DROPPED,
+    N_QUERIES,
+    VALUE,
+    baseline_column,
+    renamed,
+)
 from polars_rankeval._engine.warn import warn_at
 from polars_rankeval._names.split import split_each
 from polars_rankeval.agreement._similarity._lists import (
@@ -116,11 +123,11 @@ def similarity(
         ``metric``, the ``by`` columns (a system), the ``baseline_<by>`` columns (the system it
         is compared with: the baseline, or without ``baseline=`` the earlier of the pair in
         sort order, as :func:`~polars_rankeval.compare` pairs them), ``n_queries`` (the
-        queries both systems have), ``value`` (the metric's mean
-        over them; Kendall's over those where it is defined) and ``unpaired`` (queries only
-        one of the two has, left out). ``per_query``: ``metric``, the two systems' columns,
-        the query column and ``value``, one row per (metric, pair, query). With ``within=``
-        the segment columns follow ``metric``.
+        queries both systems have), ``value`` (the metric's mean over them; Kendall's over
+        those where it is defined) and ``n_dropped`` (queries only one of the two has, left
+        out, as compare's ``n_dropped``). ``per_query``: ``metric``, the two systems'
+        columns, the query column and ``value``, one row per (metric, pair, query). With
+        ``within=`` the segment columns follow ``metric``.
 
     Examples
     --------
@@ -135,14 +142,14 @@ def similarity(
     ... )
     >>> similarity(log, ["jaccard@2", "overlap@3"], by="system")
     shape: (2, 6)
-    ┌───────────┬────────┬─────────────────┬───────────┬──────────┬──────────┐
-    │ metric    ┆ system ┆ baseline_system ┆ n_queries ┆ value    ┆ unpaired │
-    │ ---       ┆ ---    ┆ ---             ┆ ---       ┆ ---      ┆ ---      │
-    │ str       ┆ str    ┆ str             ┆ i64       ┆ f64      ┆ i64      │
-    ╞═══════════╪════════╪═════════════════╪═══════════╪══════════╪══════════╡
-    │ jaccard@2 ┆ b      ┆ a               ┆ 1         ┆ 1.0      ┆ 0        │
-    │ overlap@3 ┆ b      ┆ a               ┆ 1         ┆ 0.666667 ┆ 0        │
-    └───────────┴────────┴─────────────────┴───────────┴──────────┴──────────┘
+    ┌───────────┬────────┬─────────────────┬───────────┬──────────┬───────────┐
+    │ metric    ┆ system ┆ baseline_system ┆ n_queries ┆ value    ┆ n_dropped │
+    │ ---       ┆ ---    ┆ ---             ┆ ---       ┆ ---      ┆ ---       │
+    │ str       ┆ str    ┆ str             ┆ i64       ┆ f64      ┆ i64       │
+    ╞═══════════╪════════╪═════════════════╪═══════════╪══════════╪═══════════╡
+    │ jaccard@2 ┆ b      ┆ a               ┆ 1         ┆ 1.0      ┆ 0         │
+    │ overlap@3 ┆ b      ┆ a               ┆ 1         ┆ 0.666667 ┆ 0         │
+    └───────────┴────────┴─────────────────┴───────────┴──────────┴───────────┘
     """
     frame = as_polars(data, "data")
     lf = frame.lazy()
@@ -216,9 +223,9 @@ def similarity(
                 pl.col("__n").fill_null(0).cast(pl.Int64)
                 + pl.col("__n_b").fill_null(0).cast(pl.Int64)
                 - 2 * pl.col(N_QUERIES).cast(pl.Int64)
-            ).alias("unpaired")
+            ).alias(N_DROPPED)
         )
-        .select(*keys, *labels, N_QUERIES, "unpaired")
+        .select(*keys, *labels, N_QUERIES, N_DROPPED)
         .sort(keys)
         .collect(engine="streaming")
     )
