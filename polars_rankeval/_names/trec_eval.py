@@ -10,6 +10,7 @@ reads a printed name with real or paired parameters into a metric of the familie
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -148,6 +149,7 @@ def trec_measure_names(arguments: Sequence[str]) -> list[str] | None:
     ]
 
 
+@functools.cache  # asked for every printed label; the answer never changes
 def trec_measure_of(name: str) -> str | None:
     """The trec_eval measure a printed name belongs to: ``"P_5"`` → ``"P"``, else None."""
     if name in TREC_MEASURES:

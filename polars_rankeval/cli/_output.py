@@ -43,39 +43,52 @@ def _table(result: Result) -> pl.DataFrame:
     return pl.concat([per_query, summary.select(per_query.columns)], how="vertical_relaxed")
 
 
-def _trec_value(value: object, dtype: pl.DataType) -> str | None:
-    if value is None:
-        return None  # trec_eval prints no line for a measure it cannot compute
-    if dtype.is_integer():
-        return f"{value:d}"
-    return f"{value:.4f}"
-
-
 def _trec_lines(frame: pl.DataFrame, result: Result, *, means: bool) -> list[str]:
-    """trec_eval's lines ``measure<TAB>query<TAB>value`` for the rows of one run."""
-    metrics = dict(result.metrics)
-    lines = []
-    for row in frame.iter_rows(named=True):
-        query = SUMMARY_QUERY if means else row[result.query]
-        for label in result.printed:
-            measure = trec_measure_of(label)
-            if measure == "runid":
-                if means and not result.by:  # with --by, _trec names the run
-                    lines.append(f"{'runid':<{_TREC_WIDTH}}\t{query}\t{result.runid}")
-                continue
-            if measure in TREC_QUERY_ONLY:  # relstring: text, per query only
-                if not means:
-                    key = (*(row[name] for name in result.by), row[result.query])
-                    lines.append(
+    """trec_eval's lines ``measure<TAB>query<TAB>value`` for the rows of one run.
+
+    Built a column at a time, then interleaved row by row (trec_eval's order: each query's
+    measures together): a Python loop over rows and labels asking the frame's schema for every
+    value took 17 s for ``-q -m all_trec`` on 17 runs of 100 topics (165,000 lines).
+    """
+    metrics, schema = dict(result.metrics), frame.schema
+    queries = [SUMMARY_QUERY] * frame.height if means else frame[result.query].to_list()
+    columns: list[list[str | None]] = []
+    for label in result.printed:
+        measure = trec_measure_of(label)
+        if measure == "runid":
+            if means and not result.by:  # with --by, _trec names the run
+                columns.append(
+                    [f"{'runid':<{_TREC_WIDTH}}\t{query}\t{result.runid}" for query in queries]
+                )
+            continue
+        if measure in TREC_QUERY_ONLY:  # relstring: text, per query only
+            if not means:
+                keys = zip(
+                    *(frame[name].to_list() for name in (*result.by, result.query)), strict=True
+                )
+                columns.append(
+                    [
                         f"{label:<{_TREC_WIDTH}}\t{query}\t'{result.relstrings.get(key, '')}'"
-                    )
-                continue
-            if not means and {measure, metrics[label].name} & TREC_SUMMARY_ONLY:
-                continue  # trec_eval -q prints num_q, gm_map, gm_bpref only in the summary
-            value = _trec_value(row[label], frame.schema[label])
-            if value is not None:
-                lines.append(f"{label:<{_TREC_WIDTH}}\t{query}\t{value}")
-    return lines
+                        for query, key in zip(queries, keys, strict=True)
+                    ]
+                )
+            continue
+        if not means and {measure, metrics[label].name} & TREC_SUMMARY_ONLY:
+            continue  # trec_eval -q prints num_q, gm_map, gm_bpref only in the summary
+        head = f"{label:<{_TREC_WIDTH}}\t"
+        integer = schema[label].is_integer()
+        columns.append(
+            [
+                # trec_eval prints no line for a measure it cannot compute (None)
+                None
+                if value is None
+                else f"{head}{query}\t{value:d}"
+                if integer
+                else f"{head}{query}\t{value:.4f}"
+                for query, value in zip(queries, frame[label].to_list(), strict=True)
+            ]
+        )
+    return [line for row in zip(*columns, strict=True) for line in row if line is not None]
 
 
 # Whitespace splits trec_eval's fields and a line break starts a new line: a name holding one

@@ -310,3 +310,45 @@ def test_comment_lines_are_skipped_as_trec_eval_skips_them(tmp_path: Path) -> No
     only.write_text("# nothing but a comment\n")
     with pytest.raises(rke.TrecFormatError, match="empty"):
         rke.read_trec_qrels(only)
+
+
+def _spaced(fields: list[str], separator: str, lead: str = "", trail: str = "") -> str:
+    return lead + separator.join(fields) + trail
+
+
+@pytest.mark.parametrize(
+    ("separator", "lead", "trail"),
+    [
+        ("\t", "", ""),  # tabs
+        ("  ", "", ""),  # two spaces
+        (" ", "  ", ""),  # leading spaces
+        (" ", "", "   "),  # trailing spaces
+        (" \x0b", "", ""),  # a vertical tab (whitespace to the regex)
+        ("\u00a0", "", ""),  # a no-break space: whitespace to the regex as well
+    ],
+)
+def test_any_whitespace_between_fields_reads_as_single_spaces(tmp_path, separator, lead, trail):
+    # Files of single-spaced ASCII lines are split at the space (the fast path); one line with
+    # any other whitespace sends the file through the whitespace regex: both read the same.
+    odd_run = _spaced(["1", "Q0", "c", "3", "1.0", "r"], separator, lead, trail)
+    run = write(tmp_path, "odd.txt", RUN.replace("1 Q0 c 3 1.0 r", odd_run))
+    assert rke.read_trec_run(run).collect().rows() == [
+        ("1", "a", 3.0),
+        ("1", "b", 2.0),
+        ("1", "c", 1.0),
+    ]
+    odd_qrels = _spaced(["1", "0", "c", "1"], separator, lead, trail)
+    qrels = write(tmp_path, "qrels.txt", QRELS.replace("1 0 c 1", odd_qrels))
+    assert rke.read_trec_qrels(qrels).collect().rows() == [
+        ("1", "a", 0),
+        ("1", "b", 1),
+        ("1", "c", 1),
+    ]
+
+
+def test_non_ascii_ids_keep_their_bytes(tmp_path):
+    path = write(tmp_path, "run.txt", "q\u00e9 Q0 d\u00f6c 1 2.0 r\nq\u00e9 Q0 b 2 1.0 r\n")
+    assert rke.read_trec_run(path).collect().rows() == [
+        ("q\u00e9", "d\u00f6c", 2.0),
+        ("q\u00e9", "b", 1.0),
+    ]
