@@ -53,6 +53,21 @@ def is_costly(lf: pl.LazyFrame) -> bool:
     return bool(_COSTLY.search(lf.explain()))
 
 
+def held_in_memory(lf: pl.LazyFrame) -> bool:
+    """Whether every leaf of ``lf`` is a frame in memory (no file or Python scan to re-read).
+
+    Filtering a bucket out of it again costs a hash of the query ids, not a read: the passes
+    never spill such an input, whatever their number.
+
+    Examples
+    --------
+    >>> frame = pl.LazyFrame({"query": ["q"], "item": ["a"]})
+    >>> held_in_memory(frame.join(frame, on=["query", "item"]))
+    True
+    """
+    return not _FILE_SCAN.search(lf.explain())
+
+
 def fits_in_memory(lf: pl.LazyFrame, rows: int) -> bool:
     """Whether ``lf`` may be collected: its files' estimated rows are at most ``rows``.
 

@@ -286,3 +286,31 @@ def test_spill_keeps_input_order_for_duplicates(duplicates):
         both.lazy(), METRICS, per_query=True, by="system", duplicates=duplicates, n_buckets=3
     )
     _same(passes.collect(), plain)
+
+
+# ---- "auto" passes: rows per pass by the plan's width; an input in memory is not spilled ---
+
+
+WIDE = [f"{family}@{k}" for family in ("ndcg", "p", "recall", "map") for k in range(1, 11)]
+
+
+@pytest.mark.parametrize(("metrics", "passes"), [(["map"], 2), (WIDE, 11)])
+def test_auto_passes_hold_fewer_rows_for_a_wider_plan(monkeypatch, metrics, passes):
+    # 6,000 rows, ROWS_PER_PASS 3,000: the narrow plan (query, map, its tie range) takes 2
+    # passes; the 40 metrics (81 columns with the query and their tie ranges) hold
+    # 3,000 * 16 // 81 = 592 rows a pass, so 11 passes, all filtered from the frame in memory
+    monkeypatch.setattr(passes_module, "ROWS_PER_PASS", 3_000)
+    monkeypatch.setattr(passes_module, "MIN_ROWS_PER_PASS", 100)
+    monkeypatch.setattr(tempfile, "mkdtemp", None)  # would raise if the log were spilled
+    seen: list[int] = []
+    rescanned = passes_module._rescanned_passes
+
+    def count(lf, columns, each, total, **kwargs):
+        seen.append(total)
+        return rescanned(lf, columns, each, total, **kwargs)
+
+    monkeypatch.setattr(passes_module, "_rescanned_passes", count)
+    log = _log()
+    out = rke.evaluate(log.lazy(), metrics, per_query=True).collect()
+    assert seen == [passes]
+    _same(out, rke.evaluate(log, metrics, per_query=True))
