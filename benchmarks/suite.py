@@ -425,7 +425,38 @@ def render(results: dict[str, dict[str, dict[str, object]]], machine_text: str) 
                 f"| {result['peak_rss_mb']:.0f} "
                 f"| {ratio:.1f}x | {diff} |"
             )
+    lines.extend(_targets(results))
     return "\n".join(lines)
+
+
+def _targets(results: dict[str, dict[str, dict[str, object]]]) -> list[str]:
+    """The standard suite's speed targets, one line per log: ours against the floor and pytrec_eval.
+
+    Issue 29 asks for at most 1.5x the Polars floor and at least 15x pytrec_eval on a ranked
+    log; the ratios are of one run of each in this invocation (fresh processes).
+    """
+
+    def seconds(tools: dict[str, dict[str, object]], tool: str) -> float | None:
+        result = tools.get(tool, {})
+        return float(result["seconds"]) if "seconds" in result else None  # type: ignore[arg-type]
+
+    lines = []
+    for size, tools in results.items():
+        ours = seconds(tools, "rke_lazy")
+        if ours is None:
+            continue
+        parts = []
+        floor = seconds(tools, "floor")
+        if floor is not None:
+            ratio = f"**{ours / floor:.1f}x** (target <= 1.5x)"
+            parts.append(f"ours / floor = {ours:.2f} / {floor:.2f} = {ratio}")
+        peer = seconds(tools, "pytrec_eval")
+        if peer is not None:
+            ratio = f"**{peer / ours:.1f}x** (target >= 15x ranked)"
+            parts.append(f"pytrec_eval / ours = {peer:.2f} / {ours:.2f} = {ratio}")
+        if parts:
+            lines.append(f"* {size} rows: " + "; ".join(parts))
+    return ["", *lines] if lines else []
 
 
 if __name__ == "__main__":
