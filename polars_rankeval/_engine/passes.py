@@ -47,7 +47,7 @@ def rows_per_pass(width: int | None) -> int:
     """
     if width is None or width <= STANDARD_WIDTH:
         return ROWS_PER_PASS
-    return max(MIN_ROWS_PER_PASS, ROWS_PER_PASS * STANDARD_WIDTH // width)
+    return min(ROWS_PER_PASS, max(MIN_ROWS_PER_PASS, ROWS_PER_PASS * STANDARD_WIDTH // width))
 
 
 def check_buckets(n_buckets: object) -> int | Literal["auto"]:

@@ -6,6 +6,7 @@ the results are compared with the evaluation of the collected input.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import tempfile
 from pathlib import Path
@@ -206,3 +207,20 @@ def test_other_errors_and_readable_files_pass_unchanged(tmp_path: Path) -> None:
     bad = source.with_columns(pl.col("score").cast(pl.String) + "x")
     with pytest.raises(rke.ColumnTypeError):
         rke.evaluate(bad, ["map"]).collect()
+
+
+def test_a_join_of_frames_in_memory_is_joined_per_pass(monkeypatch) -> None:
+    # Each pass's bucket filter reaches both sides of join_run_qrels' join (Polars pushes it
+    # down), so the joined whole is never collected: read_once hands the plan back unchanged.
+    log = _log()
+    run = log.select("query", "item", "score")
+    qrels = log.filter(pl.col("relevance").is_not_null()).select("query", "item", "relevance")
+    joined = rke.join_run_qrels(run, qrels)
+    read_once = importlib.import_module("polars_rankeval._engine.read_once").read_once
+    with contextlib.ExitStack() as stack:
+        assert read_once(joined, stack, rows=10, spill_dir=None, compression="lz4") is joined
+    made = _spills(monkeypatch)
+    monkeypatch.setattr(passes_module, "ROWS_PER_PASS", 500)  # 6 passes, each joining its share
+    out = rke.evaluate(joined, METRICS, per_query=True).collect()
+    _same(out, rke.evaluate(joined.collect(), METRICS, per_query=True))
+    assert made == []
