@@ -37,7 +37,8 @@ _SEPARATOR = "\x1f"
 # Prefix of the hidden per-query tie-range columns (one per tie-sensitive metric).
 TIE_RANGE = "__rke_tie_range\x1f"
 _COUNTED = "__rke_tie_count\x1f"  # range_sums: the lists a metric evaluates
-_TIED_SCORE, _MIXED = "__rke_tied_score", "__rke_mixed"
+_DISTINCT, _ROWS = "__rke_distinct", "__rke_rows"
+_PREFERENCE, _MIXED = "__rke_preference", "__rke_mixed"
 
 
 def check_tie_warning(value: object) -> float | None:
@@ -91,30 +92,40 @@ def mixed_lists(
     the same preference is ordered the same way by the best case, the worst case and trec_eval
     (by item), so it cannot move any metric: a list without a mixed group is skipped by the
     tie check, and its range is exactly 0. (An unjudged row and a judged zero both have gain 0,
-    yet their order moves ``fall_out@k``: they differ.) Read on the raw columns, one
-    aggregation per (list, score), which cost half of what a window over the lists did; a
-    label that is not a whole number is refused by the evaluation itself, and a duplicated
-    (query, item) pair that ``duplicates=`` resolves can only flag a list too many. ``+ 0.0``
-    makes -0.0 and 0.0 one score, as they tie in the order.
+    yet their order moves ``fall_out@k``: they differ.) Read on the raw columns; a label that
+    is not a whole number is refused by the evaluation itself, and a duplicated (query, item)
+    pair that ``duplicates=`` resolves can only flag a list too many. ``+ 0.0`` makes -0.0
+    and 0.0 one score, as they tie in the order (NaN ties NaN in both).
+
+    A list has a mixed group exactly when its distinct scores, counted once per preference
+    and added up, outnumber its distinct scores: a score counted under two preferences is a
+    tie group holding both. Grouping by (list, preference) makes a few groups per list; the
+    former grouping by (list, score) made about one per row (measured on 17 TREC runs x 100
+    topics x 1,000 rows, every list mixed: 0.13 s against 0.33 s; 1M generated rows, 87% of
+    the lists mixed: 0.07 s against 0.10 s).
     """
-    score = pl.col(columns.score)
+    score = pl.col(columns.score) + 0.0
     label = pl.col(columns.relevance).cast(pl.Float64, strict=False)
     judged = label >= 0 if negative_labels == "unjudged" else label.is_not_null()
     preference = bound_preference(
         {"label": label, "judged": judged.fill_null(value=False)}, "optimistic"
     )
     partition = list(columns.partition)
-    retrieved = lf.filter(score.is_not_null())
-    # First the lists with any tie (one small aggregation each): the (list, score) groups of
-    # the others would fill a hash table of about one group per row (+124 MB against +72 MB
-    # at 1M rows with 37% of the lists tied, for the same time).
-    tied = retrieved.group_by(partition).agg(((score + 0.0).n_unique() < pl.len()).alias(_MIXED))
-    rows = retrieved.join(
-        tied.filter(pl.col(_MIXED)).select(partition), on=partition, how="semi", nulls_equal=True
+    retrieved = lf.filter(pl.col(columns.score).is_not_null())
+    # First the lists with any tie (one small aggregation each): a list whose scores are all
+    # distinct has no tie group at all, so the (list, preference) groups are counted on the
+    # tied lists only (at 1M rows without ties: 0.03 s, against 0.07 s counting every list).
+    distinct = retrieved.group_by(partition).agg(
+        score.n_unique().alias(_DISTINCT), pl.len().alias(_ROWS)
     )
-    groups = rows.group_by(*partition, (score + 0.0).alias(_TIED_SCORE))
-    mixed = groups.agg((preference.min() < preference.max()).alias(_MIXED))
-    return mixed.filter(pl.col(_MIXED)).select(partition).unique()
+    tied = distinct.filter(pl.col(_DISTINCT) < pl.col(_ROWS)).select(*partition, _DISTINCT)
+    rows = retrieved.join(tied.select(partition), on=partition, how="semi", nulls_equal=True)
+    per_preference = rows.group_by(*partition, preference.alias(_PREFERENCE)).agg(
+        score.n_unique().alias(_MIXED)
+    )
+    counted = per_preference.group_by(partition).agg(pl.col(_MIXED).sum())
+    mixed = counted.join(tied, on=partition, how="inner", nulls_equal=True)
+    return mixed.filter(pl.col(_MIXED) > pl.col(_DISTINCT)).select(partition)
 
 
 def range_column(label: str) -> str:
