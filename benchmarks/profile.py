@@ -138,6 +138,28 @@ def _trec_order(lf: pl.LazyFrame) -> pl.LazyFrame:
     return lf.with_columns(key.rank("ordinal", descending=True).over("query").alias("order"))
 
 
+def _sorted_keys() -> list[pl.Expr]:
+    score = pl.col("score")
+    return [score.is_not_null(), score, pl.col("item").cast(pl.String)]
+
+
+def _order_by_window(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Today's order as positions in a window sorted by the three keys (``over(order_by=)``)."""
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.get_index_type())
+    order = position.over("query", order_by=_sorted_keys(), descending=True, nulls_last=True)
+    return lf.with_columns(order.alias("order"))
+
+
+def _arg_sort_order(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Today's order as the inverse of a multi-column arg sort (column by column comparisons).
+
+    The keys are compared one column after the other, so the item string is read only where
+    scores tie, where the struct's rank encodes every row's string.
+    """
+    sorted_rows = pl.arg_sort_by(_sorted_keys(), descending=True, nulls_last=True)
+    return lf.with_columns((sorted_rows.arg_sort() + 1).over("query").alias("order"))
+
+
 def _float_ranks(lf: pl.LazyFrame) -> pl.LazyFrame:
     """The first window of a split order: the float score's first and last rank per list.
 
@@ -274,6 +296,8 @@ def alternatives(lf: pl.LazyFrame, metrics: list[str], repeat: int) -> None:
             "today: rank over (retrieved, score, item string)": order_sums(_trec_order(lf)),
             "float ranks only (first, last; not an order)": first_sums(_float_ranks(lf)),
             "split: float ranks, item rule on tied rows": order_sums(_split_order(lf)),
+            "int_range over(list, order_by=three keys)": order_sums(_order_by_window(lf)),
+            "arg_sort_by(three keys).arg_sort() over list": order_sums(_arg_sort_order(lf)),
         },
         f"hits@{k} per list (cutoff metrics: top k only)": {
             "today: window over every row": _hits(_trec_order(lf), k),

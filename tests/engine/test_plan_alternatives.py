@@ -57,11 +57,12 @@ def tricky_log(seed: int, n_queries: int = 60) -> pl.LazyFrame:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_split_order_is_todays_order(seed: int) -> None:
+def test_other_orders_are_todays_order(seed: int) -> None:
     log = tricky_log(seed).with_row_index("row")
     today = profile._trec_order(log).select("row", "order").sort("row").collect()
-    split = profile._split_order(log).select("row", "order").sort("row").collect()
-    assert_frame_equal(split, today, check_dtypes=False)
+    for plan in (profile._split_order, profile._order_by_window, profile._arg_sort_order):
+        got = plan(log).select("row", "order").sort("row").collect()
+        assert_frame_equal(got, today, check_dtypes=False)
     # the log ties within lists, or the split's second window would go untested
     ranks = profile._float_ranks(log).collect()
     assert (ranks["last"] > ranks["first"]).sum() > 100
