@@ -39,6 +39,7 @@ import re
 import resource
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -318,7 +319,7 @@ def alternatives(lf: pl.LazyFrame, metrics: list[str], repeat: int) -> None:
         best = {name: (float("inf"), float("inf")) for name in plans}
         for _ in range(repeat):  # alternated: the machine's load moves all of them alike
             for name, plan in plans.items():
-                wall, cpu = best_of(lambda p=plan: p.collect(engine="streaming"), 1)
+                wall, cpu = best_of(partial(plan.collect, engine="streaming"), 1)
                 best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
         base_wall, base_cpu = next(iter(best.values()))
         for name, plan in plans.items():
