@@ -450,12 +450,12 @@ def _frame_passes(rows: int | None, engine: Engine) -> int | Literal["auto"]:
     ``"auto"`` passes are the LazyFrame's: one per :func:`~.passes.rows_per_pass` rows, each
     filtering its bucket out of the frame in memory (never spilled), so the windows hold one
     bucket's rows at a time. Measured on the tied 10M-row log (``benchmarks/eager_bench.py``,
-    standard suite, tie check on, the same machine): one pass peaked at 2,135 MB against
-    906 MB for the lazy path from ``scan_parquet``; in passes at 1,272-1,309 MB against
-    951-958 MB, 0.88x the lazy path's time. Up to ``ROWS_PER_PASS`` rows stay one pass (the
-    tie check then runs after the metrics, see :class:`_Route`). With ``engine="in-memory"``
-    the caller asked for Polars' in-memory engine, which the passes (streaming, each) would
-    not use: one pass.
+    standard suite, tie check on, the same machine): one pass peaked at 1,815-2,177 MB
+    against 913-1,015 MB for the lazy path from ``scan_parquet``; in passes at 1,028-1,114 MB,
+    1.01x the lazy path's time (best of 3, alternated) for the same CPU seconds. Up to
+    ``ROWS_PER_PASS`` rows stay one pass (the tie check then runs after the metrics, see
+    :class:`_Route`). With ``engine="in-memory"`` the caller asked for Polars' in-memory
+    engine, which the passes (streaming, each) would not use: one pass.
     """
     if rows is None or engine == "in-memory" or rows <= ROWS_PER_PASS:
         return 1
