@@ -11,6 +11,8 @@ modes alternating so a change of the machine's load hits each of them:
 * ``rank-eval``: ``rank-eval runs/*.gz --qrels qrels -f trec`` (one call, the same measures, the
   tie check on, as a user gets it);
 * ``trec_eval -q -m all_trec`` and ``rank-eval ... -q -m all_trec``: every measure, per query;
+* ``noties`` (not run by default): both rank-eval commands with ``--tie-warning off``, to show
+  what the tie check costs;
 * ``python``: ``read_trec_run`` -> ``join_run_qrels(by="system")`` -> ``evaluate(["official"])``
   collected (``per_query=True``), the same work from Python, timed from the first read.
 
@@ -158,6 +160,12 @@ def main() -> None:
             args.trec_eval, paths, qrels, "-q -m all_trec"
         )
         commands["rank-eval -q -m all_trec"] = [*cli, "-f", "trec", "-q", "-m", "all_trec"]
+    if "noties" in modes:  # where the time goes: the same commands without the tie check
+        commands["rank-eval --tie-warning off"] = [*cli, "-f", "trec", "--tie-warning", "off"]
+        commands["rank-eval -q -m all_trec --tie-warning off"] = [
+            *cli,
+            *("-f", "trec", "-q", "-m", "all_trec", "--tie-warning", "off"),
+        ]
     if "python" in modes:
         commands["python (read, join, evaluate official)"] = python_path(paths, qrels)
     print(machine())
@@ -169,12 +177,11 @@ def main() -> None:
     for _ in range(args.repeat):
         for index, (name, command) in enumerate(commands.items()):
             results[name].append(timed(command, outputs / f"{index}.txt"))
-    for index, name in enumerate(commands):
+    for name in commands:
         walls = [wall for wall, _ in results[name]]
         peak = max(rss for _, rss in results[name])
-        print(
-            f"{name:42} {statistics.median(walls):6.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)})  peak {peak:6.0f} MB"
-        )
+        runs = ", ".join(f"{wall:.2f}" for wall in walls)
+        print(f"{name:42} {statistics.median(walls):6.2f} s (runs {runs})  peak {peak:6.0f} MB")
     names = list(commands)
     for ours, theirs in (
         ("rank-eval", "trec_eval"),
