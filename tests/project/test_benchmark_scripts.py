@@ -63,3 +63,18 @@ def test_recsys_benchmark_runs_every_beyond_accuracy_metric(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     assert "| beyond-accuracy | 15 |" in done.stdout, done.stdout
+
+
+def test_cold_start_script_times_every_command() -> None:
+    script = ROOT / "benchmarks" / "cold_start.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    for command in ("import polars ", "import polars_rankeval", "rank-eval --help"):
+        assert command in done.stdout, done.stdout
+    assert "optional extras loaded: none" in done.stdout, done.stdout
