@@ -656,3 +656,17 @@ def test_tie_warning_refuses_a_word_other_than_off(tmp_path, capsys):
     code, _, err = run_cli(capsys, path, "-m", "p@1", "--tie-warning", "never")
     assert code != 0
     assert "must be a number >= 0 or 'off', got 'never'" in err
+
+
+def test_several_runs_read_at_once_name_the_first_bad_file(capsys, tmp_path):
+    # The runs are read in threads; the error is still the first bad file's, in the order given.
+    good = (DATA / "results.test").read_text()
+    paths = []
+    for index in range(6):
+        path = tmp_path / f"run{index}.txt"
+        bad = index in (2, 4)
+        path.write_text(good + ("401 Q0 doc 1 not-a-score run\n" if bad else ""))
+        paths.append(path)
+    code, out, err = run_cli(capsys, *paths, "--qrels", DATA / "qrels.test")
+    assert_one_line_error(code, out, err, "run2.txt", "score")
+    assert "run4.txt" not in err
