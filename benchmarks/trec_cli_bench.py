@@ -104,7 +104,12 @@ def python_path(paths: list[Path], qrels: Path) -> list[str]:
     code = f"""
 import time, polars as pl, polars_rankeval as rke
 start = time.perf_counter()
-runs = [rke.read_trec_run(p).with_columns(system=pl.lit(p)) for p in {[str(p) for p in paths]!r}]
+paths = {[str(p) for p in paths]!r}
+# each run named by its file, as rank-eval names it (run01.txt.gz -> run01)
+runs = [
+    rke.read_trec_run(p).with_columns(system=pl.lit(p.rsplit("/", 1)[-1].split(".")[0]))
+    for p in paths
+]
 joined = rke.join_run_qrels(pl.concat(runs), rke.read_trec_qrels({str(qrels)!r}), by="system")
 result = rke.evaluate(joined, ["official"], by="system", per_query=True).collect()
 print(f"{{time.perf_counter() - start:.3f}} s from the first read; {{result.shape}}")
