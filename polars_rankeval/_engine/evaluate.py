@@ -168,14 +168,17 @@ def evaluate(
         the query ids (every ranked list stays whole inside one pass), so only one bucket's rows
         sit in the ranking windows at a time. ``"auto"`` (the default for a LazyFrame) counts
         the rows when the result is collected and makes one pass per
-        ``ROWS_PER_PASS`` (4,000,000) rows; a DataFrame defaults to 1 pass up to
-        ``ROWS_PER_PASS`` rows and to ``"auto"`` above (each pass filters its bucket out of the
-        frame in memory; with ``engine="in-memory"``, 1 pass). Results equal the
-        one-pass result (up to the last bit of floating-point sums, which Polars does not fix).
+        ``ROWS_PER_PASS`` (4,000,000) rows, fewer for a per-query plan wider than 16 columns
+        (``rows_per_pass``: a pass's memory grows with rows times columns); a DataFrame
+        defaults to 1 pass up to ``ROWS_PER_PASS`` rows and to ``"auto"`` above (each pass
+        filters its bucket out of the frame in memory; with ``engine="in-memory"``, 1 pass).
+        Results equal the one-pass result (up to the last bit of floating-point sums, which
+        Polars does not fix).
         With two or three passes (``RESCAN_PASSES``) each pass re-reads the input; with more,
         the input is read once and written into per-bucket Parquet files under ``spill_dir``,
         so each pass reads only its own bucket. An input that is costly to read again (a join,
-        CSV) is read once first: collected when small, else copied to Parquet. With
+        CSV) is read once first: collected when small, else copied to Parquet; a join of frames
+        held in memory is joined per pass instead (the bucket filter reaches both sides). With
         ``per_query=False`` each pass is reduced to per-system sums, so memory does not grow
         with the number of queries.
     progress
@@ -612,9 +615,8 @@ def _summary_in_passes(
     dropped, ties) are given once, over all passes, at the user's line.
     """
     columns, resolved, tables, lf = request.columns, request.resolved, source.tables, source.lf
-    expected = finish_all(
-        pl.LazyFrame(schema=plan_for(lf).collect_schema()), resolved, columns.partition, tables
-    )
+    plan_schema = plan_for(lf).collect_schema()
+    expected = finish_all(pl.LazyFrame(schema=plan_schema), resolved, columns.partition, tables)
     expected = expected.drop(HAS_RELEVANT, *range_columns(expected), strict=False)
     schema = summary(expected, resolved, columns.by, tables).collect_schema()
     empty = pl.DataFrame(schema=expected.collect_schema())
@@ -636,7 +638,15 @@ def _summary_in_passes(
                 done = done.drop(hidden)
             sums.add(done)
 
-        run_passes(lf, columns, each, route.passes, progress=progress, spill_dir=spill_dir)
+        run_passes(
+            lf,
+            columns,
+            each,
+            route.passes,
+            progress=progress,
+            spill_dir=spill_dir,
+            width=len(plan_schema),  # a wide plan holds fewer rows a pass
+        )
         if not counts["evaluated"]:
             warn_if_empty(empty, lf, columns, site=route.site)
         warn_dropped(counts["dropped"], counts["evaluated"], site=route.site)

@@ -294,8 +294,9 @@ def test_spill_keeps_input_order_for_duplicates(duplicates):
 WIDE = [f"{family}@{k}" for family in ("ndcg", "p", "recall", "map") for k in range(1, 11)]
 
 
+@pytest.mark.parametrize("per_query", [True, False])
 @pytest.mark.parametrize(("metrics", "passes"), [(["map"], 2), (WIDE, 11)])
-def test_auto_passes_hold_fewer_rows_for_a_wider_plan(monkeypatch, metrics, passes):
+def test_auto_passes_hold_fewer_rows_for_a_wider_plan(monkeypatch, metrics, passes, per_query):
     # 6,000 rows, ROWS_PER_PASS 3,000: the narrow plan (query, map, its tie range) takes 2
     # passes; the 40 metrics (81 columns with the query and their tie ranges) hold
     # 3,000 * 16 // 81 = 592 rows a pass, so 11 passes, all filtered from the frame in memory
@@ -311,6 +312,6 @@ def test_auto_passes_hold_fewer_rows_for_a_wider_plan(monkeypatch, metrics, pass
 
     monkeypatch.setattr(passes_module, "_rescanned_passes", count)
     log = _log()
-    out = rke.evaluate(log.lazy(), metrics, per_query=True).collect()
+    out = rke.evaluate(log.lazy(), metrics, per_query=per_query).collect()
     assert seen == [passes]
-    _same(out, rke.evaluate(log, metrics, per_query=True))
+    _same(out, rke.evaluate(log, metrics, per_query=per_query))
