@@ -28,11 +28,14 @@ DATA = HERE / "_data" / "many_runs"
 COMMAND = [sys.executable, "-m", "polars_rankeval"]
 
 
-def _write(runs: int, topics: int, depth: int) -> tuple[list[Path], Path]:
-    DATA.mkdir(parents=True, exist_ok=True)
+def write_runs(
+    runs: int, topics: int, depth: int, *, decimals: int = 2, folder: Path = DATA
+) -> tuple[list[Path], Path]:
+    """Gzipped runs (scores rounded to ``decimals``) and their qrels under ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(7)
     pool = depth * 3
-    qrels = DATA / "qrels.txt"
+    qrels = folder / "qrels.txt"
     with qrels.open("w") as out:
         for topic in range(topics):
             judged = rng.choice(pool, size=pool // 4, replace=False)
@@ -43,16 +46,16 @@ def _write(runs: int, topics: int, depth: int) -> tuple[list[Path], Path]:
             )
     paths = []
     for run in range(1, runs + 1):
-        path = DATA / f"run{run:02d}.txt.gz"
+        path = folder / f"run{run:02d}.txt.gz"
         paths.append(path)
         if path.exists():
             continue
         with gzip.open(path, "wt") as out:
             for topic in range(topics):
                 docs = rng.choice(pool, size=depth, replace=False)
-                scores = np.round(np.sort(rng.normal(10, 2, depth))[::-1], 2)
+                scores = np.round(np.sort(rng.normal(10, 2, depth))[::-1], decimals)
                 out.writelines(
-                    f"{401 + topic} Q0 D{doc:06d} {rank} {score:.2f} run{run:02d}\n"
+                    f"{401 + topic} Q0 D{doc:06d} {rank} {score:.{decimals}f} run{run:02d}\n"
                     for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), start=1)
                 )
     return paths, qrels
@@ -70,7 +73,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--depth", type=int, default=1000)
     args = parser.parse_args()
-    paths, qrels = _write(args.runs, args.topics, args.depth)
+    paths, qrels = write_runs(args.runs, args.topics, args.depth)
     files = [str(path) for path in paths]
     one_call, together = _timed([*COMMAND, *files, "--qrels", str(qrels), "-f", "trec"])
     loop = 0.0

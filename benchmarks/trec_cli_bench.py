@@ -28,7 +28,6 @@ https://github.com/usnistgov/trec_eval && make -C trec_eval``.
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import platform
 import shutil
@@ -39,43 +38,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+import many_runs_bench  # benchmarks/ is the script's folder, first on sys.path
 
 HERE = Path(__file__).resolve().parent
 RUNS, TOPICS, DEPTH = 17, 100, 1000
 
 
 def write_runs(decimals: int) -> tuple[list[Path], Path]:
-    """The runs and the qrels (written once per ``decimals``)."""
+    """The runs and the qrels, written by many_runs_bench's generator (same seed, same rows)."""
     folder = HERE / "_data" / "trec_cli" / f"decimals{decimals}"
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(7)
-    pool = DEPTH * 3
-    qrels = folder / "qrels.txt"
-    if not qrels.exists():
-        with qrels.open("w") as out:
-            for topic in range(TOPICS):
-                judged = rng.choice(pool, size=pool // 4, replace=False)
-                labels = rng.choice([0, 0, 0, 1, 2], size=judged.size)
-                out.writelines(
-                    f"{401 + topic} 0 D{doc:06d} {label}\n"
-                    for doc, label in zip(judged, labels, strict=True)
-                )
-    paths = []
-    for run in range(1, RUNS + 1):
-        path = folder / f"run{run:02d}.txt.gz"
-        paths.append(path)
-        if path.exists():
-            continue
-        with gzip.open(path, "wt") as out:
-            for topic in range(TOPICS):
-                docs = rng.choice(pool, size=DEPTH, replace=False)
-                scores = np.round(np.sort(rng.normal(10, 2, DEPTH))[::-1], decimals)
-                out.writelines(
-                    f"{401 + topic} Q0 D{doc:06d} {rank} {score:.{decimals}f} run{run:02d}\n"
-                    for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), start=1)
-                )
-    return paths, qrels
+    return many_runs_bench.write_runs(RUNS, TOPICS, DEPTH, decimals=decimals, folder=folder)
 
 
 def timed(command: list[str], output: Path) -> tuple[float, float]:
