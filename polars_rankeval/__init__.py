@@ -42,6 +42,7 @@ from polars_rankeval.errors import (
     UndefinedMetricWarning,
     UnknownMetricError,
     UnusedTableWarning,
+    WeightWarning,
 )
 from polars_rankeval.expr import metric_expr
 from polars_rankeval.gate import CheckResult, check
@@ -78,6 +79,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "UnknownMetricError",
     "UnusedTableWarning",
+    "WeightWarning",
     "__version__",
     "bootstrap",
     "check",

@@ -114,6 +114,16 @@ class DepthWarning(RankEvalWarning):
     """
 
 
+class WeightWarning(RankEvalWarning):
+    """Importance weights make an off-policy estimate unreliable.
+
+    Given when the weights' effective sample size is tiny (a few rows carry the estimate) or
+    when their mean is far from 1 (the propensities are wrong, or the logging policy never
+    shows actions the target policy would take), naming the policy, the segment and the
+    numbers.
+    """
+
+
 class RankEvalDeprecationWarning(RankEvalWarning, FutureWarning):
     """An old name (a keyword, a column, a function) still works but goes in a later release.
 

@@ -1,0 +1,537 @@
+"""The one summary every off-policy estimator goes through: parts -> value, se, interval.
+
+Every estimator of every family (bandit, slate) is written as per-row *parts* that this
+module sums; the families only build the parts and validate their logs. One shape covers
+them all::
+
+    value_e = sum_rows(m_e) / N + sum_t(A_et / B_et) * (N_t / N)
+
+* ``N`` is the number of units (a logged decision, a slate) per key (target policy and
+  segment), ``N_t`` the number of units with a row in term ``t`` (a slate position, for the
+  per-position self-normalised estimators; one term otherwise, ``N_t = N``);
+* ``m_e`` is the linear ("mean") part of estimator ``e`` (IPS: ``w * r``);
+* ``A_et = sum(a_e)`` and ``B_et = sum(b_e)`` over the rows of term ``t`` form its ratio part
+  (SNIPS: ``a = w * r``, ``b = w``).
+
+Sums merge across row partitions, so the same parts give the same value on one frame, in
+passes, lazily from Parquet and on Spark. The standard error is the delta method's: each
+unit's influence ``psi_i = M_i + sum_t (N_t / B_t) * (a_ti - R_t * b_ti) + sum_t R_t * N_t/N``
+(``R_t = A_t / B_t``) has mean exactly ``value``, and ``se = sd(psi) / sqrt(N)``; for a
+linear estimator that is the plain standard error of the mean. The per-unit ``psi`` is the
+per-query table of an estimator (``per_query=True``), which pairs two target policies on the
+same logged units for :func:`~polars_rankeval.compare_per_query`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from polars_rankeval._engine.evaluate import Engine
+from polars_rankeval._engine.warn import Site, user_site, warn_at
+from polars_rankeval.errors import InvalidOptionError, WeightWarning
+
+#: The importance weight pi_e / pi_b (unclipped), non-null on one row per unit: the
+#: diagnostics (effective sample size, largest and mean weight) read it.
+WEIGHT = "__rke_weight"
+_N = "__rke_n"
+_NT = "__rke_n_term"
+_PSI = "__rke_psi"
+_ROW = "__rke_row"
+
+#: The columns of the long result, in order (the by columns follow ``policy``).
+RESULT_COLUMNS = (
+    "n_queries",
+    "value",
+    "se",
+    "ci_low",
+    "ci_high",
+    "ess",
+    "max_weight",
+    "mean_weight",
+)
+
+Interval = Literal["normal", "bootstrap"]
+
+# A weight diagnostic warns when fewer than this share of the rows carry the estimate ...
+MIN_ESS_SHARE = 0.01
+# ... or fewer than this many rows do, whatever the log's size.
+MIN_ESS = 10.0
+# The mean weight is 1 in expectation when the propensities are right and the logging policy
+# covers the target; a z-score beyond this is not sampling noise (about 6e-5 two-sided).
+MEAN_WEIGHT_Z = 4.0
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Per-row parts of one or more estimators, for :func:`estimate`.
+
+    Parameters
+    ----------
+    frame
+        The parts: the ``keys`` columns, the ``unit`` and ``term`` columns when given, and per
+        estimator ``e`` the float columns ``f"{e}__m"``, ``f"{e}__a"`` and ``f"{e}__b"``
+        (each optional; an absent one is 0), plus :data:`WEIGHT` for the diagnostics.
+    keys
+        The columns one estimate is made per: ``"policy"`` first, then the segments.
+    estimators
+        The estimators' names, in the order of the output.
+    unit
+        The unit id column (a slate, an impression; what ``per_query`` gives a row per);
+        None: every row is its own unit.
+    term
+        The term column (the position of the per-position self-normalised estimators); None:
+        one term.
+    site
+        The user's line, where warnings point (:func:`~polars_rankeval._engine.warn.user_site`;
+        None: found when :func:`estimate` runs).
+    """
+
+    frame: pl.LazyFrame
+    keys: list[str]
+    estimators: list[str]
+    unit: str | None = None
+    term: str | None = None
+    site: Site | None = None
+
+
+def _columns(parts: Parts) -> dict[str, tuple[str | None, str | None, str | None]]:
+    """Per estimator, its (m, a, b) column names, None where the frame lacks one."""
+    names = set(parts.frame.collect_schema().names())
+    out = {}
+    for name in parts.estimators:
+        m, a, b = (f"{name}__{part}" for part in "mab")
+        out[name] = (
+            m if m in names else None,
+            a if a in names else None,
+            b if b in names else None,
+        )
+        if (out[name][1] is None) != (out[name][2] is None):  # pragma: no cover - family bug
+            msg = f"estimator {name!r} has only one of its ratio columns"
+            raise AssertionError(msg)
+    return out
+
+
+def _zero() -> pl.Expr:
+    return pl.lit(0.0, dtype=pl.Float64)
+
+
+def _sum(column: str | None) -> pl.Expr:
+    return pl.col(column).cast(pl.Float64).sum() if column is not None else _zero()
+
+
+def _term_sums(
+    parts: Parts, columns: dict[str, tuple[str | None, str | None, str | None]]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(per key: N and sum m per estimator; per key and term: N_t, A and B per estimator)."""
+    lf = parts.frame
+    n_units = pl.col(parts.unit).n_unique() if parts.unit is not None else pl.len()
+    per_key = lf.group_by(parts.keys).agg(
+        n_units.cast(pl.Int64).alias(_N),
+        *(_sum(m).alias(f"{name}__M") for name, (m, _, _) in columns.items()),
+    )
+    term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
+    # A unit has at most one row per term (the family's contract), so rows count units.
+    per_term = lf.group_by(term_keys).agg(
+        pl.len().cast(pl.Int64).alias(_NT),
+        *(
+            agg
+            for name, (_, a, b) in columns.items()
+            if a is not None
+            for agg in (_sum(a).alias(f"{name}__A"), _sum(b).alias(f"{name}__B"))
+        ),
+    )
+    return per_key, per_term
+
+
+def _values(
+    per_key: pl.DataFrame,
+    per_term: pl.DataFrame,
+    parts: Parts,
+    columns: dict[str, tuple[str | None, str | None, str | None]],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per key: N and each estimator's value; per term: the constants psi needs)."""
+    term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
+    per_term = per_term.join(
+        per_key.select(*parts.keys, _N), on=parts.keys, how="left", nulls_equal=True
+    )
+    ratio = [name for name, (_, a, _) in columns.items() if a is not None]
+    constants = per_term.select(
+        *term_keys,
+        *(
+            expr
+            for name in ratio
+            for expr in (
+                # R_t: a term whose weights sum to 0 has no ratio (0/0): null, not NaN.
+                pl.when(pl.col(f"{name}__B") != 0)
+                .then(pl.col(f"{name}__A") / pl.col(f"{name}__B"))
+                .alias(f"{name}__R"),
+                # N_t / B_t, the scale of a row's influence on R_t.
+                pl.when(pl.col(f"{name}__B") != 0)
+                .then(pl.col(_NT) / pl.col(f"{name}__B"))
+                .alias(f"{name}__S"),
+                # R_t * N_t / N, the term's share of the value.
+                (
+                    pl.when(pl.col(f"{name}__B") != 0).then(
+                        pl.col(f"{name}__A") / pl.col(f"{name}__B")
+                    )
+                    * pl.col(_NT)
+                    / pl.col(_N)
+                ).alias(f"{name}__C"),
+            )
+        ),
+    )
+    ratio_part = constants.group_by(parts.keys).agg(
+        # A null term (0/0) leaves the whole value null: sum() would read it as 0.
+        *(
+            pl.when(pl.col(f"{name}__C").null_count() == 0)
+            .then(pl.col(f"{name}__C").sum())
+            .alias(f"{name}__C")
+            for name in ratio
+        )
+    )
+    values = (
+        per_key.join(ratio_part, on=parts.keys, how="left", nulls_equal=True) if ratio else per_key
+    )
+    values = values.select(
+        *parts.keys,
+        _N,
+        *(
+            (
+                pl.col(f"{name}__M") / pl.col(_N)
+                + (pl.col(f"{name}__C") if name in ratio else _zero())
+            ).alias(name)
+            for name in columns
+        ),
+        *(pl.col(f"{name}__C") for name in ratio),
+    )
+    return values, constants
+
+
+def _influence(
+    parts: Parts,
+    columns: dict[str, tuple[str | None, str | None, str | None]],
+    values: pl.DataFrame,
+    constants: pl.DataFrame,
+) -> pl.LazyFrame:
+    """One row per unit: the keys, the unit and psi per estimator (mean psi == value)."""
+    term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
+    ratio = [name for name, (_, a, _) in columns.items() if a is not None]
+    lf = parts.frame
+    if ratio:
+        lf = lf.join(
+            constants.lazy().select(
+                *term_keys, *(pl.col(f"{n}__{c}") for n in ratio for c in "RS")
+            ),
+            on=term_keys,
+            how="left",
+            nulls_equal=True,
+        )
+    row_parts = []
+    for name, (m, a, b) in columns.items():
+        expr = pl.col(m).cast(pl.Float64) if m is not None else _zero()
+        if a is not None and b is not None:
+            expr = expr + pl.col(f"{name}__S") * (
+                pl.col(a).cast(pl.Float64) - pl.col(f"{name}__R") * pl.col(b).cast(pl.Float64)
+            )
+        row_parts.append(expr.alias(name))
+    if parts.unit is not None:
+        # A unit's psi is null when one of its terms is null (0/0): sum() would read it as 0.
+        per_unit = (
+            lf.select(*parts.keys, parts.unit, *row_parts)
+            .group_by([*parts.keys, parts.unit])
+            .agg(
+                pl.when(pl.col(name).null_count() == 0).then(pl.col(name).sum()).alias(name)
+                for name in columns
+            )
+        )
+    else:
+        per_unit = lf.select(*parts.keys, *row_parts)
+    if ratio:
+        shares = values.lazy().select(*parts.keys, *(pl.col(f"{n}__C") for n in ratio))
+        per_unit = (
+            per_unit.join(shares, on=parts.keys, how="left", nulls_equal=True)
+            .with_columns((pl.col(name) + pl.col(f"{name}__C")).alias(name) for name in ratio)
+            .drop(f"{n}__C" for n in ratio)
+        )
+    return per_unit
+
+
+def _diagnostics(parts: Parts) -> pl.LazyFrame:
+    """Per key: the effective sample size, the largest and the mean importance weight."""
+    if WEIGHT not in parts.frame.collect_schema().names():
+        return (
+            parts.frame.group_by(parts.keys)
+            .agg(
+                pl.lit(None, pl.Float64).alias(c)
+                for c in ("ess", "max_weight", "mean_weight", "__sd")
+            )
+            .with_columns(pl.lit(0, pl.Int64).alias("__n_weights"))
+        )
+    w = pl.col(WEIGHT).cast(pl.Float64)
+    return parts.frame.group_by(parts.keys).agg(
+        # Kish's effective sample size: (sum w)^2 / sum w^2.
+        pl.when((w * w).sum() > 0).then(w.sum() ** 2 / (w * w).sum()).alias("ess"),
+        w.max().alias("max_weight"),
+        w.mean().alias("mean_weight"),
+        w.std().alias("__sd"),
+        w.count().cast(pl.Int64).alias("__n_weights"),
+    )
+
+
+def _z(alpha: float) -> float:
+    return NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def check_alpha(alpha: object) -> float:
+    """``alpha`` as a float in (0, 1), or an :class:`InvalidOptionError`."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        msg = f"option alpha= must be a number between 0 and 1 (0.05: 95% intervals), got {alpha!r}"
+        raise InvalidOptionError(msg)
+    return float(alpha)
+
+
+def _warn_weights(summary: pl.DataFrame, keys: Sequence[str], site: Site) -> None:
+    """WeightWarning for each key whose weights make its estimates unreliable."""
+    for row in summary.iter_rows(named=True):
+        n, ess = row["__n_weights"], row["ess"]
+        if not n or ess is None:
+            continue
+        where = ", ".join(f"{key}={row[key]!r}" for key in keys)
+        if ess < max(MIN_ESS, MIN_ESS_SHARE * n):
+            msg = (
+                f"off-policy estimate for {where}: the importance weights' effective sample size "
+                f"is {ess:.1f} of {n} logged units (largest weight {row['max_weight']:.4g}): a few "
+                "rows carry the estimate and its interval is not to be trusted"
+            )
+            warn_at(msg, WeightWarning, site)
+        sd, mean = row["__sd"], row["mean_weight"]
+        if sd is not None and sd > 0 and n > 1:
+            z = abs(mean - 1) / (sd / math.sqrt(n))
+            if z > MEAN_WEIGHT_Z:
+                msg = (
+                    f"off-policy estimate for {where}: the importance weights average {mean:.4g} "
+                    f"(expected 1 ± {sd / math.sqrt(n):.2g}): the logging propensities are wrong, "
+                    "or the logging policy never takes actions the target policy takes"
+                )
+                warn_at(msg, WeightWarning, site)
+
+
+def _bootstrap(
+    parts: Parts,
+    columns: dict[str, tuple[str | None, str | None, str | None]],
+    *,
+    n_resamples: int,
+    alpha: float,
+    seed: int,
+    engine: Engine,
+) -> pl.DataFrame:
+    """Percentile intervals from resampling the units, every estimator recomputed per draw."""
+    unit = parts.unit if parts.unit is not None else _ROW
+    lf = parts.frame if parts.unit is not None else parts.frame.with_row_index(_ROW)
+    term = parts.term
+    parts_cols = [c for cols in columns.values() for c in cols if c is not None]
+    frame = lf.select(*parts.keys, unit, *([term] if term else []), *parts_cols).collect(
+        engine=engine
+    )
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, object]] = []
+    for key, group in frame.group_by(parts.keys, maintain_order=True):
+        codes = group.select(pl.col(unit).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
+        n = int(codes.max()) + 1 if len(codes) else 0
+        terms = (
+            group.select(pl.col(term).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
+            if term
+            else np.zeros(len(codes), dtype=np.int64)
+        )
+        n_terms = int(terms.max()) + 1 if len(terms) else 0
+        draws = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples) if n else None
+        record: dict[str, object] = dict(zip(parts.keys, key, strict=True))
+        for name, (m, a, b) in columns.items():
+            if draws is None:
+                record[f"{name}__low"] = record[f"{name}__high"] = None
+                continue
+            # Each draw counts unit i c_i times: every sum is a count-weighted sum over units.
+            counts = draws[:, codes]  # (draws, rows)
+            value = np.zeros(n_resamples)
+            if m is not None:
+                value += counts @ group[m].cast(pl.Float64).to_numpy() / n
+            if a is not None and b is not None:
+                av, bv = group[a].cast(pl.Float64).to_numpy(), group[b].cast(pl.Float64).to_numpy()
+                for t in range(n_terms):
+                    in_t = terms == t
+                    big_a, big_b = counts[:, in_t] @ av[in_t], counts[:, in_t] @ bv[in_t]
+                    n_t = counts[:, in_t].sum(axis=1)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        value += np.where(big_b != 0, big_a / big_b, np.nan) * n_t / n
+            finite = value[np.isfinite(value)]
+            low, high = (
+                np.quantile(finite, [alpha / 2, 1 - alpha / 2]) if len(finite) else (None, None)
+            )
+            record[f"{name}__low"] = None if low is None else float(low)
+            record[f"{name}__high"] = None if high is None else float(high)
+        rows.append(record)
+    return pl.DataFrame(rows, schema_overrides=frame.select(parts.keys).schema)
+
+
+def estimate(
+    parts: Parts,
+    *,
+    alpha: float = 0.05,
+    per_query: bool = False,
+    baseline: object = None,
+    interval: Interval = "normal",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    direction: Literal["higher", "lower"] = "higher",
+    engine: Engine = "auto",
+) -> pl.DataFrame:
+    """Each estimator's value, standard error and interval per key, from its parts.
+
+    Parameters
+    ----------
+    parts
+        The estimators' per-row parts (:class:`Parts`).
+    alpha
+        Interval level ``1 - alpha``.
+    per_query
+        One row per unit instead: the keys, the unit and each estimator's influence ``psi``
+        (whose mean is the estimate), the per-query table that pairs target policies.
+    baseline
+        A target policy's name: compare every other policy with it, paired by unit, through
+        :func:`~polars_rankeval.compare_per_query` (a paired t-test on ``psi``).
+    interval
+        ``"normal"``: ``value ± z * se``; ``"bootstrap"``: percentile interval of ``n_resamples``
+        draws of the units (each estimator recomputed per draw; the units are held in memory).
+    n_resamples, seed
+        The bootstrap's draws and seed.
+    direction
+        Whether a higher reward is better (``"higher"``) or the reward is a cost (``"lower"``);
+        the comparison reads it.
+    engine
+        Polars' engine for the aggregations.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``metric`` (the estimator), the keys, then ``n_queries`` (units), ``value``, ``se``,
+        ``ci_low``, ``ci_high``, ``ess``, ``max_weight``, ``mean_weight``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> rows = pl.LazyFrame({"policy": ["new"] * 4, "ips__m": [2.0, 0.0, 1.0, 1.0]})
+    >>> estimate(Parts(rows, keys=["policy"], estimators=["ips"])).select(
+    ...     "metric", "policy", "n_queries", "value", pl.col("se").round(4)
+    ... )
+    shape: (1, 5)
+    ┌────────┬────────┬───────────┬───────┬────────┐
+    │ metric ┆ policy ┆ n_queries ┆ value ┆ se     │
+    │ ---    ┆ ---    ┆ ---       ┆ ---   ┆ ---    │
+    │ str    ┆ str    ┆ i64       ┆ f64   ┆ f64    │
+    ╞════════╪════════╪═══════════╪═══════╪════════╡
+    │ ips    ┆ new    ┆ 4         ┆ 1.0   ┆ 0.4082 │
+    └────────┴────────┴───────────┴───────┴────────┘
+    """
+    alpha = check_alpha(alpha)
+    if interval not in ("normal", "bootstrap"):
+        msg = f"option interval= must be 'normal' or 'bootstrap', got {interval!r}"
+        raise InvalidOptionError(msg)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 10:
+        msg = f"option n_resamples= must be an int of at least 10, got {n_resamples!r}"
+        raise InvalidOptionError(msg)
+    columns = _columns(parts)
+    collect_engine: Engine = engine if engine != "auto" else "streaming"
+    per_key_lf, per_term_lf = _term_sums(parts, columns)
+    per_key, per_term, diagnostics = pl.collect_all(
+        [per_key_lf, per_term_lf, _diagnostics(parts)],
+        engine=collect_engine,
+    )
+    values, constants = _values(per_key, per_term, parts, columns)
+    psi = _influence(parts, columns, values, constants)
+    if per_query or baseline is not None:
+        if parts.unit is None:
+            msg = (
+                "per_query=True and baseline= need an id per logged unit to pair policies on: "
+                "give query= (the column naming each logged decision)"
+            )
+            raise InvalidOptionError(msg)
+        table = psi.collect(engine=collect_engine)
+        if baseline is None:
+            return table.sort([*parts.keys, parts.unit], nulls_last=True)
+        from polars_rankeval.comparison._compare import compare_per_query
+
+        return compare_per_query(
+            table,
+            by=parts.keys[0],
+            within=parts.keys[1:] or None,
+            query=parts.unit,
+            metrics=list(columns),
+            baseline=baseline,
+            alpha=alpha,
+            seed=seed,
+            direction=dict.fromkeys(columns, direction),
+        )
+    spread = (
+        psi.group_by(parts.keys)
+        .agg(pl.col(name).std().alias(f"{name}__sd") for name in columns)
+        .collect(engine=collect_engine)
+    )
+    summary = values.join(spread, on=parts.keys, how="left", nulls_equal=True).join(
+        diagnostics, on=parts.keys, how="left", nulls_equal=True
+    )
+    _warn_weights(summary, parts.keys, parts.site if parts.site is not None else user_site())
+    z = _z(alpha)
+    long = pl.concat(
+        [
+            summary.select(
+                pl.lit(name).alias("metric"),
+                *parts.keys,
+                pl.col(_N).alias("n_queries"),
+                pl.col(name).alias("value"),
+                (pl.col(f"{name}__sd") / pl.col(_N).sqrt()).alias("se"),
+                "ess",
+                "max_weight",
+                "mean_weight",
+            )
+            for name in columns
+        ],
+        how="vertical",
+    ).with_columns(
+        ci_low=pl.col("value") - z * pl.col("se"),
+        ci_high=pl.col("value") + z * pl.col("se"),
+    )
+    if interval == "bootstrap":
+        boot = _bootstrap(
+            parts, columns, n_resamples=n_resamples, alpha=alpha, seed=seed, engine=collect_engine
+        )
+        bounds = pl.concat(
+            [
+                boot.select(
+                    pl.lit(name).alias("metric"),
+                    *parts.keys,
+                    pl.col(f"{name}__low").cast(pl.Float64).alias("__low"),
+                    pl.col(f"{name}__high").cast(pl.Float64).alias("__high"),
+                )
+                for name in columns
+            ]
+        )
+        long = (
+            long.join(bounds, on=["metric", *parts.keys], how="left", nulls_equal=True)
+            .with_columns(ci_low=pl.col("__low"), ci_high=pl.col("__high"))
+            .drop("__low", "__high")
+        )
+    order = {name: i for i, name in enumerate(columns)}
+    return (
+        long.with_columns(
+            pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__o")
+        )
+        .sort(["__o", *parts.keys], nulls_last=True)
+        .select("metric", *parts.keys, *RESULT_COLUMNS)
+    )
