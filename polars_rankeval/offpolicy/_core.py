@@ -126,15 +126,30 @@ def _sum(column: str | None) -> pl.Expr:
     return pl.col(column).cast(pl.Float64).sum() if column is not None else _zero()
 
 
-def _term_sums(
-    parts: Parts, columns: dict[str, tuple[str | None, str | None, str | None]]
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """(per key: N and sum m per estimator; per key and term: N_t, A and B per estimator)."""
+_KIND = "__rke_kind"
+_SW, _SW2, _WMAX, _NW = "__rke_sw", "__rke_sw2", "__rke_wmax", "__rke_nw"
+
+
+def partial_sums(parts: Parts) -> pl.LazyFrame:
+    """Every sum the values need, in one frame that merges across row partitions.
+
+    Rows of ``__rke_kind == "key"`` hold, per key, the units ``N``, each estimator's
+    ``sum m`` and the weights' count, sum, sum of squares and maximum; rows of ``"term"`` hold,
+    per key and term, ``N_t`` and each estimator's ``A`` and ``B``. Partitions that hold whole
+    units merge by :func:`merge_sums` (sums, and the maximum of the maxima): Spark's route.
+    """
     lf = parts.frame
+    columns = _columns(parts)
+    has_weight = WEIGHT in lf.collect_schema().names()
+    w = pl.col(WEIGHT).cast(pl.Float64) if has_weight else pl.lit(None, pl.Float64)
     n_units = pl.col(parts.unit).n_unique() if parts.unit is not None else pl.len()
     per_key = lf.group_by(parts.keys).agg(
         n_units.cast(pl.Int64).alias(_N),
         *(_sum(m).alias(f"{name}__M") for name, (m, _, _) in columns.items()),
+        w.count().cast(pl.Int64).alias(_NW),
+        w.sum().alias(_SW),
+        (w * w).sum().alias(_SW2),
+        w.max().alias(_WMAX),
     )
     term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
     # A unit has at most one row per term (the family's contract), so rows count units.
@@ -147,16 +162,48 @@ def _term_sums(
             for agg in (_sum(a).alias(f"{name}__A"), _sum(b).alias(f"{name}__B"))
         ),
     )
+    return pl.concat(
+        [
+            per_key.with_columns(pl.lit("key").alias(_KIND)),
+            per_term.with_columns(pl.lit("term").alias(_KIND)),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def merge_sums(sums: pl.DataFrame, parts: Parts) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per key, per term) sums from :func:`partial_sums` frames stacked in any order."""
+    term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
+    columns = _columns(parts)
+    per_key = (
+        sums.filter(pl.col(_KIND) == "key")
+        .group_by(parts.keys)
+        .agg(
+            pl.col(_N).sum(),
+            *(pl.col(f"{name}__M").sum() for name in columns),
+            pl.col(_NW).sum(),
+            pl.col(_SW).sum(),
+            pl.col(_SW2).sum(),
+            pl.col(_WMAX).max(),
+        )
+    )
+    ratio = [name for name, (_, a, _) in columns.items() if a is not None]
+    per_term = (
+        sums.filter(pl.col(_KIND) == "term")
+        .group_by(term_keys)
+        .agg(
+            pl.col(_NT).sum(),
+            *(pl.col(f"{name}__{c}").sum() for name in ratio for c in "AB"),
+        )
+    )
     return per_key, per_term
 
 
-def _values(
-    per_key: pl.DataFrame,
-    per_term: pl.DataFrame,
-    parts: Parts,
-    columns: dict[str, tuple[str | None, str | None, str | None]],
+def finish_values(
+    per_key: pl.DataFrame, per_term: pl.DataFrame, parts: Parts
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(per key: N and each estimator's value; per term: the constants psi needs)."""
+    """(per key: N, each estimator's value, the weight sums; per term: the constants of psi)."""
+    columns = _columns(parts)
     term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
     per_term = per_term.join(
         per_key.select(*parts.keys, _N), on=parts.keys, how="left", nulls_equal=True
@@ -210,17 +257,21 @@ def _values(
             for name in columns
         ),
         *(pl.col(f"{name}__C") for name in ratio),
+        _NW,
+        _SW,
+        _SW2,
+        _WMAX,
     )
     return values, constants
 
 
-def _influence(
+def influence(
     parts: Parts,
-    columns: dict[str, tuple[str | None, str | None, str | None]],
     values: pl.DataFrame,
     constants: pl.DataFrame,
 ) -> pl.LazyFrame:
     """One row per unit: the keys, the unit and psi per estimator (mean psi == value)."""
+    columns = _columns(parts)
     term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
     ratio = [name for name, (_, a, _) in columns.items() if a is not None]
     lf = parts.frame
@@ -263,25 +314,17 @@ def _influence(
     return per_unit
 
 
-def _diagnostics(parts: Parts) -> pl.LazyFrame:
-    """Per key: the effective sample size, the largest and the mean importance weight."""
-    if WEIGHT not in parts.frame.collect_schema().names():
-        return (
-            parts.frame.group_by(parts.keys)
-            .agg(
-                pl.lit(None, pl.Float64).alias(c)
-                for c in ("ess", "max_weight", "mean_weight", "__sd")
-            )
-            .with_columns(pl.lit(0, pl.Int64).alias("__n_weights"))
-        )
-    w = pl.col(WEIGHT).cast(pl.Float64)
-    return parts.frame.group_by(parts.keys).agg(
-        # Kish's effective sample size: (sum w)^2 / sum w^2.
-        pl.when((w * w).sum() > 0).then(w.sum() ** 2 / (w * w).sum()).alias("ess"),
-        w.max().alias("max_weight"),
-        w.mean().alias("mean_weight"),
-        w.std().alias("__sd"),
-        w.count().cast(pl.Int64).alias("__n_weights"),
+def spread_sums(parts: Parts, values: pl.DataFrame, constants: pl.DataFrame) -> pl.LazyFrame:
+    """Per key: sum over units of (psi - value)^2 per estimator, merging across partitions."""
+    columns = _columns(parts)
+    psi = influence(parts, values, constants).join(
+        values.lazy().select(*parts.keys, *(pl.col(n).alias(f"{n}__V") for n in columns)),
+        on=parts.keys,
+        how="left",
+        nulls_equal=True,
+    )
+    return psi.group_by(parts.keys).agg(
+        ((pl.col(name) - pl.col(f"{name}__V")) ** 2).sum().alias(f"{name}__SS") for name in columns
     )
 
 
@@ -448,13 +491,8 @@ def estimate(
         raise InvalidOptionError(msg)
     columns = _columns(parts)
     collect_engine: Engine = engine if engine != "auto" else "streaming"
-    per_key_lf, per_term_lf = _term_sums(parts, columns)
-    per_key, per_term, diagnostics = pl.collect_all(
-        [per_key_lf, per_term_lf, _diagnostics(parts)],
-        engine=collect_engine,
-    )
-    values, constants = _values(per_key, per_term, parts, columns)
-    psi = _influence(parts, columns, values, constants)
+    per_key, per_term = merge_sums(partial_sums(parts).collect(engine=collect_engine), parts)
+    values, constants = finish_values(per_key, per_term, parts)
     if per_query or baseline is not None:
         if parts.unit is None:
             msg = (
@@ -462,7 +500,7 @@ def estimate(
                 "give query= (the column naming each logged decision)"
             )
             raise InvalidOptionError(msg)
-        table = psi.collect(engine=collect_engine)
+        table = influence(parts, values, constants).collect(engine=collect_engine)
         if baseline is None:
             return table.sort([*parts.keys, parts.unit], nulls_last=True)
         from polars_rankeval.comparison._compare import compare_per_query
@@ -478,35 +516,8 @@ def estimate(
             seed=seed,
             direction=dict.fromkeys(columns, direction),
         )
-    spread = (
-        psi.group_by(parts.keys)
-        .agg(pl.col(name).std().alias(f"{name}__sd") for name in columns)
-        .collect(engine=collect_engine)
-    )
-    summary = values.join(spread, on=parts.keys, how="left", nulls_equal=True).join(
-        diagnostics, on=parts.keys, how="left", nulls_equal=True
-    )
-    _warn_weights(summary, parts.keys, parts.site if parts.site is not None else user_site())
-    z = _z(alpha)
-    long = pl.concat(
-        [
-            summary.select(
-                pl.lit(name).alias("metric"),
-                *parts.keys,
-                pl.col(_N).alias("n_queries"),
-                pl.col(name).alias("value"),
-                (pl.col(f"{name}__sd") / pl.col(_N).sqrt()).alias("se"),
-                "ess",
-                "max_weight",
-                "mean_weight",
-            )
-            for name in columns
-        ],
-        how="vertical",
-    ).with_columns(
-        ci_low=pl.col("value") - z * pl.col("se"),
-        ci_high=pl.col("value") + z * pl.col("se"),
-    )
+    spread = spread_sums(parts, values, constants).collect(engine=collect_engine)
+    long = summarise(values, spread, parts, alpha=alpha)
     if interval == "bootstrap":
         boot = _bootstrap(
             parts, columns, n_resamples=n_resamples, alpha=alpha, seed=seed, engine=collect_engine
@@ -527,6 +538,53 @@ def estimate(
             .with_columns(ci_low=pl.col("__low"), ci_high=pl.col("__high"))
             .drop("__low", "__high")
         )
+    return long
+
+
+def summarise(
+    values: pl.DataFrame, spread: pl.DataFrame, parts: Parts, *, alpha: float
+) -> pl.DataFrame:
+    """The long result from the values and the merged spread sums; gives the weight warnings.
+
+    ``spread`` may hold several rows per key (one per partition): they are summed here.
+    """
+    columns = _columns(parts)
+    spread = spread.group_by(parts.keys).agg(pl.col(f"{name}__SS").sum() for name in columns)
+    n_w, sum_w, sum_w2 = pl.col(_NW), pl.col(_SW), pl.col(_SW2)
+    summary = values.join(spread, on=parts.keys, how="left", nulls_equal=True).with_columns(
+        # Kish's effective sample size: (sum w)^2 / sum w^2.
+        pl.when(sum_w2 > 0).then(sum_w**2 / sum_w2).alias("ess"),
+        pl.col(_WMAX).alias("max_weight"),
+        pl.when(n_w > 0).then(sum_w / n_w).alias("mean_weight"),
+        pl.when(n_w > 1)
+        .then(((sum_w2 - sum_w**2 / n_w) / (n_w - 1)).clip(lower_bound=0).sqrt())
+        .alias("__sd"),
+        pl.col(_NW).alias("__n_weights"),
+    )
+    _warn_weights(summary, parts.keys, parts.site if parts.site is not None else user_site())
+    z = _z(alpha)
+    long = pl.concat(
+        [
+            summary.select(
+                pl.lit(name).alias("metric"),
+                *parts.keys,
+                pl.col(_N).alias("n_queries"),
+                pl.col(name).alias("value"),
+                # The delta method's standard error: sd(psi) / sqrt(N).
+                pl.when(pl.col(_N) > 1)
+                .then((pl.col(f"{name}__SS") / (pl.col(_N) - 1)).sqrt() / pl.col(_N).sqrt())
+                .alias("se"),
+                "ess",
+                "max_weight",
+                "mean_weight",
+            )
+            for name in columns
+        ],
+        how="vertical",
+    ).with_columns(
+        ci_low=pl.col("value") - z * pl.col("se"),
+        ci_high=pl.col("value") + z * pl.col("se"),
+    )
     order = {name: i for i, name in enumerate(columns)}
     return (
         long.with_columns(
