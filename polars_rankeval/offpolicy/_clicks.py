@@ -1,0 +1,754 @@
+"""Click-log metrics of a new ranker, weighted by the inverse examination probability.
+
+A click log holds, per impression (``query``: an impression or session id), the items shown,
+the ``position`` each was shown at and whether it was clicked. Under the position-based model
+a click needs the item to be examined (probability ``p(position)``, the *examination*
+propensity) and found relevant: ``P(click) = p(position) * rel(item)``. Dividing each click by
+the examination probability of the position it was logged at makes it an unbiased estimate of
+relevance, so any metric that is a sum over items of ``lambda(rank) * rel(item)`` can be
+estimated for a *new* ranking of the same items (Joachims, Swaminathan & Schnabel, "Unbiased
+Learning-to-Rank with Biased Feedback", WSDM 2017, eq. 5; Agarwal, Zaitsev, Wang, Li, Najork &
+Joachims, "Estimating Position Bias without Intrusive Interventions", WSDM 2019, sec. 2)::
+
+    value(q) = sum over clicked items d of q:  lambda(rank_new(d)) / p(position_logged(d))
+
+and the reported value is its mean over impressions (an impression without a click counts 0).
+``rank_new`` is the rank of ``d`` among the impression's items under the evaluated ranker's
+``score``, ordered by the project's ranking rule (score descending, ties by the item's string
+form descending, as trec_eval: :func:`polars_rankeval._engine.context.trec_key`); an item with a
+null score is not ranked and earns nothing. The metrics (``lambda``):
+
+* ``dcg@k``: ``1[rank <= k] / log2(rank + 1)`` (linear gain: a click is gain 1; trec_eval's
+  discount); ``dcg`` without ``k`` ranks the whole impression;
+* ``rr`` / ``rr@k``: ``1[rank <= k] / rank``. With one click per impression this is the
+  reciprocal rank of the click; with several it is their sum: the first click's reciprocal rank
+  is not a sum over items, so it has no such unbiased estimate;
+* ``ctr@k``: ``1[rank <= k]``: clicks on the new top ``k`` per impression, had each of those
+  items been examined (the de-biased click-through rate of the top ``k``).
+
+``clip`` caps each click's weight ``1 / p`` (propensity clipping, Joachims et al. 2017 sec. 5:
+``max(p, 1/clip)``): less variance, some bias towards items shown low in the log.
+
+The examination probabilities are given (a mapping or list by position, a column, an
+expression such as :func:`power_law_examination`, or a table by position) or estimated from
+a log whose order was randomised (:func:`examination_from_randomized`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import polars as pl
+
+from polars_rankeval._engine.columns import as_polars
+from polars_rankeval._engine.context import trec_key
+from polars_rankeval._engine.tables import _scan_path, refuse_rows
+from polars_rankeval._names.split import metric_list
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    ColumnValueError,
+    InvalidOptionError,
+    UnknownMetricError,
+)
+
+Lambda = Literal["dcg", "rr", "ctr"]
+_KNOWN: tuple[Lambda, ...] = ("dcg", "rr", "ctr")
+_PREFIX = "__rke_click_"
+_EXAMINATION = _PREFIX + "examination"
+_WEIGHT = _PREFIX + "weight"
+_RANK = _PREFIX + "rank"
+_SCORE = _PREFIX + "score"
+POLICY = "policy"
+# What examination_from_randomized adds beside the position and the segments.
+_ESTIMATE_COLUMNS = ("impressions", "clicks", "ctr", "examination")
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class ClickMetric:
+    """One click metric: its family (``lambda``) and cutoff."""
+
+    family: Lambda
+    k: int | None
+
+    @property
+    def name(self) -> str:
+        """``"dcg@10"``, ``"rr"``."""
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+    def gain(self, rank: pl.Expr) -> pl.Expr:
+        """``lambda(rank)`` (0 past the cutoff; null where the item is not ranked)."""
+        rank = rank.cast(pl.Float64)
+        if self.family == "dcg":
+            value = 1.0 / (rank + 1.0).log(2)
+        elif self.family == "rr":
+            value = 1.0 / rank
+        else:
+            # a literal, so an unranked row (null rank) must be masked by hand
+            value = pl.when(rank.is_not_null()).then(1.0)
+        if self.k is None:
+            return value
+        return pl.when(rank <= self.k).then(value).otherwise(0.0)
+
+
+_SPEC = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*([0-9,\s]+))?\s*$")
+
+
+def _unknown(name: str) -> UnknownMetricError:
+    close = difflib.get_close_matches(name, [*_KNOWN, "mrr"], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    msg = (
+        f"unknown click metric {name!r}{hint} The click metrics are 'dcg' / 'dcg@k', "
+        "'rr' / 'rr@k' and 'ctr@k' (a comma-separated string or a list)"
+    )
+    return UnknownMetricError(msg)
+
+
+def parse_click_metrics(metrics: object) -> list[ClickMetric]:
+    """Read ``metrics=``: ``"dcg@10,rr,ctr@5"``, a list of such names, or ``"dcg@5,10"``.
+
+    Examples
+    --------
+    >>> [m.name for m in parse_click_metrics("dcg@5,10,rr,ctr@3")]
+    ['dcg@5', 'dcg@10', 'rr', 'ctr@3']
+    """
+    specs = metric_list(metrics)
+    if not isinstance(specs, list) or not specs or not all(isinstance(s, str) for s in specs):
+        msg = f"metrics must be a non-empty list such as ['dcg@10', 'rr'], got {metrics!r}"
+        raise InvalidOptionError(msg)
+    parsed: list[ClickMetric] = []
+    for spec in specs:
+        match = _SPEC.match(spec.lower())
+        if match is None:
+            raise _unknown(spec)
+        family = "rr" if match[1] == "mrr" else match[1]
+        if family not in _KNOWN:
+            raise _unknown(match[1])
+        cutoffs: list[int | None] = [None]
+        if match[2] is not None:
+            parts = [part.strip() for part in match[2].split(",")]
+            if not all(part.isdigit() and int(part) > 0 for part in parts):
+                msg = f"cutoff of click metric {spec!r} must be a positive int, e.g. 'dcg@10'"
+                raise InvalidOptionError(msg)
+            cutoffs = [int(part) for part in parts]
+        parsed.extend(ClickMetric(family, k) for k in cutoffs)
+    names = [metric.name for metric in parsed]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        msg = f"click metrics repeat in the list: {repeated}"
+        raise InvalidOptionError(msg)
+    return parsed
+
+
+def power_law_examination(eta: float, *, position: str = "position") -> pl.Expr:
+    """Examination probability ``(1 / position) ** eta`` (a position-bias power law).
+
+    The usual simulation model of position bias (Joachims et al. 2017 sec. 6: ``eta`` = 1 is
+    "severity" 1); pass the expression as ``examination=``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"position": [1, 2, 4]})
+    >>> df.select(power_law_examination(1.0))["examination"].to_list()
+    [1.0, 0.5, 0.25]
+    """
+    if isinstance(eta, bool) or not isinstance(eta, int | float) or not math.isfinite(eta):
+        msg = f"eta of power_law_examination must be a finite number, got {eta!r}"
+        raise InvalidOptionError(msg)
+    if eta < 0:
+        msg = f"eta of power_law_examination must be >= 0 (lower positions seen less), got {eta}"
+        raise InvalidOptionError(msg)
+    return ((1.0 / pl.col(position).cast(pl.Float64)) ** float(eta)).alias("examination")
+
+
+def _read(data: object) -> pl.LazyFrame:
+    if isinstance(data, (str, os.PathLike)):
+        return _scan_path(data, "data")
+    return as_polars(data, "data").lazy()
+
+
+def _by_list(by: object) -> list[str]:
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    if isinstance(by, (list, tuple)) and all(isinstance(b, str) for b in by):
+        return list(by)
+    msg = f"by must be a column name or a list of them, got {by!r}"
+    raise InvalidOptionError(msg)
+
+
+def _require(schema: pl.Schema, columns: Sequence[tuple[str, object]]) -> None:
+    """Each ``(option, column)`` must name a column of the log."""
+    for option, name in columns:
+        if not isinstance(name, str):
+            msg = f"option {option}= must be a column name, got {name!r}"
+            raise InvalidOptionError(msg)
+        if name not in schema:
+            msg = (
+                f"column {name!r} ({option}=) is not in the log; columns present: "
+                f"{list(schema.names())}"
+            )
+            raise ColumnNotFoundError(msg)
+
+
+def _examples(rows: pl.DataFrame) -> str:
+    """``(query, item, position) ('q1', 'a', 0), ...``: the first few offending rows."""
+    keys = rows.columns
+    shown = [
+        "(" + ", ".join(repr(row[key]) for key in keys) + ")"
+        for row in rows.head(_EXAMPLES).iter_rows(named=True)
+    ]
+    # our own columns (the examination probability) under the name the user passed them as
+    names = [key.removeprefix(_PREFIX) for key in keys]
+    return f"e.g. ({', '.join(names)}) {', '.join(shown)}"
+
+
+def _refuse(lf: pl.LazyFrame, bad: pl.Expr, shown: list[str], what: str) -> pl.LazyFrame:
+    """Refuse (when read) every row where ``bad`` holds; the message names the first rows."""
+
+    def message(rows: pl.DataFrame) -> str:
+        return f"{what}: {_examples(rows)}"
+
+    return refuse_rows(lf, bad.fill_null(value=True), shown, message)
+
+
+def _check_position_and_click(
+    lf: pl.LazyFrame, schema: pl.Schema, position: str, click: str, shown: list[str]
+) -> pl.LazyFrame:
+    if not schema[position].is_integer():
+        msg = (
+            f"column {position!r} (position=) must hold integer positions (1 = the top), "
+            f"got {schema[position]}"
+        )
+        raise ColumnTypeError(msg)
+    if not (schema[click] == pl.Boolean or schema[click].is_numeric()):
+        msg = f"column {click!r} (click=) must hold 0/1 or booleans, got {schema[click]}"
+        raise ColumnTypeError(msg)
+    lf = _refuse(
+        lf,
+        pl.col(position).is_null() | (pl.col(position) <= 0),
+        shown,
+        f"column {position!r} (position=) must be a position >= 1 (1 = the top) on every row, "
+        "found null or <= 0",
+    )
+    value = pl.col(click).cast(pl.Float64)
+    return _refuse(
+        lf,
+        value.is_null() | ~value.is_in([0.0, 1.0]),
+        shown,
+        f"column {click!r} (click=) must be 0 or 1 on every row, found another value or null",
+    )
+
+
+def examination_from_randomized(
+    data: object,
+    *,
+    position: str = "position",
+    click: str = "click",
+    by: str | Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Examination probability per position, from a log whose result order was randomised.
+
+    When the order shown is random, an item's relevance does not depend on its position, so
+    the click-through rate at a position is proportional to its examination probability
+    (result randomisation, Joachims et al. WSDM 2017 sec. 5; Agarwal et al. WSDM 2019 sec. 3)::
+
+        examination(j) = CTR(j) / CTR(1),   CTR(j) = clicks at j / rows shown at j
+
+    Position 1 is taken as always examined. Every position from 1 to the deepest logged one
+    needs impressions and at least one click, and no position may beat position 1's CTR (an
+    estimate above 1 means too few impressions): each is a clear error naming the position.
+
+    Parameters
+    ----------
+    data
+        The randomised log, one row per item shown (DataFrame, LazyFrame, pandas, pyarrow or
+        a path).
+    position, click
+        Column names: the position shown at (1 = the top), and the click (0/1).
+    by
+        Segment column(s): one estimate per segment (e.g. device).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``by`` columns, ``position``, ``impressions`` (rows at the position), ``clicks``,
+        ``ctr`` and ``examination``: pass it to :func:`click_metrics` as ``examination=``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> log = pl.DataFrame(
+    ...     {"position": [1, 2, 1, 2, 1, 2, 1, 2], "click": [1, 1, 1, 0, 0, 0, 1, 0]}
+    ... )
+    >>> examination_from_randomized(log)["examination"].to_list()
+    [1.0, 0.3333333333333333]
+    """
+    segments = _by_list(by)
+    lf = _read(data)
+    schema = lf.collect_schema()
+    _require(schema, [("position", position), ("click", click), *[("by", b) for b in segments]])
+    lf = _check_position_and_click(lf, schema, position, click, [*segments, position, click])
+    per_position = (
+        lf.group_by([*segments, position])
+        .agg(
+            pl.len().cast(pl.Int64).alias("impressions"),
+            pl.col(click).cast(pl.Float64).sum().alias("clicks"),
+        )
+        .with_columns((pl.col("clicks") / pl.col("impressions")).alias("ctr"))
+        .sort([*segments, position])
+        .collect()
+    )
+    if per_position.height == 0:
+        msg = "examination_from_randomized: the log has no rows"
+        raise ColumnValueError(msg)
+    top = pl.col("ctr").filter(pl.col(position) == 1).first()
+    deepest = pl.col(position).max()
+    over = segments or None
+    checked = per_position.with_columns(
+        (pl.col("ctr") / (top.over(over) if over else top)).alias("examination"),
+        (pl.len().over(over) if over else pl.len()).alias(_PREFIX + "n"),
+        (deepest.over(over) if over else deepest).alias(_PREFIX + "deepest"),
+    )
+    _check_estimates(checked, segments, position)
+    return checked.drop(_PREFIX + "n", _PREFIX + "deepest")
+
+
+def _where(row: Mapping[str, object], segments: list[str]) -> str:
+    if not segments:
+        return ""
+    return " in segment " + ", ".join(f"{s}={row[s]!r}" for s in segments)
+
+
+def _check_estimates(frame: pl.DataFrame, segments: list[str], position: str) -> None:
+    """Raise for a segment with a position gap, no clicks at position 1, or a 0 or > 1 estimate."""
+    gaps = frame.filter(pl.col(_PREFIX + "n") != pl.col(_PREFIX + "deepest"))
+    if gaps.height:
+        row = gaps.row(0, named=True)
+        present = set(
+            frame.filter(
+                pl.all_horizontal([pl.col(s).eq_missing(row[s]) for s in segments] or [True])
+            )[position].to_list()
+        )
+        missing = [p for p in range(1, row[_PREFIX + "deepest"] + 1) if p not in present]
+        msg = (
+            f"examination_from_randomized: position(s) {missing[:5]}{_where(row, segments)} "
+            f"have no impressions (positions run to {row[_PREFIX + 'deepest']}): no "
+            "examination probability can be estimated there"
+        )
+        raise ColumnValueError(msg)
+    for row in frame.iter_rows(named=True):
+        where = _where(row, segments)
+        if row["examination"] is None or math.isnan(row["examination"]):
+            msg = (
+                f"examination_from_randomized: position 1{where} has no clicks "
+                f"({frame.filter(pl.col(position) == 1)['impressions'].sum()} rows), so no "
+                "examination probability is relative to it"
+            )
+            raise ColumnValueError(msg)
+        if row["examination"] == 0:
+            msg = (
+                f"examination_from_randomized: position {row[position]}{where} has no clicks "
+                f"in {row['impressions']} impressions: its examination estimate is 0, and a "
+                "click there could never be weighted; log more impressions or cut the "
+                "positions evaluated"
+            )
+            raise ColumnValueError(msg)
+        if row["examination"] > 1:
+            msg = (
+                f"examination_from_randomized: position {row[position]}{where} has a higher "
+                f"CTR than position 1 ({row['ctr']:.4g} > {row['ctr'] / row['examination']:.4g} "
+                f"over {row['impressions']} impressions): an examination estimate above 1 "
+                "means too few impressions for a stable estimate"
+            )
+            raise ColumnValueError(msg)
+
+
+Examination = str | Mapping[int, float] | Sequence[float] | pl.Expr | pl.DataFrame | pl.LazyFrame
+
+
+def _from_mapping(values: Mapping[int, float], position: str) -> pl.Expr:
+    for key, value in values.items():
+        if isinstance(key, bool) or not isinstance(key, int) or key <= 0:
+            msg = f"examination= maps positions (ints >= 1) to probabilities, got key {key!r}"
+            raise InvalidOptionError(msg)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or math.isnan(value)
+            or not 0 < value <= 1
+        ):
+            msg = (
+                f"examination= probability of position {key} must be in (0, 1], got "
+                f"{value!r}: a position never examined gives no unbiased click estimate"
+            )
+            raise InvalidOptionError(msg)
+    return pl.col(position).replace_strict(
+        list(values), [float(v) for v in values.values()], default=None, return_dtype=pl.Float64
+    )
+
+
+def _examination(
+    lf: pl.LazyFrame, examination: object, schema: pl.Schema, position: str
+) -> pl.LazyFrame:
+    """The log with each row's examination probability in ``_EXAMINATION`` (null: none given)."""
+    if isinstance(examination, str):
+        _require(schema, [("examination", examination)])
+        if not schema[examination].is_numeric():
+            msg = (
+                f"column {examination!r} (examination=) must be numeric, got {schema[examination]}"
+            )
+            raise ColumnTypeError(msg)
+        expr = pl.col(examination).cast(pl.Float64)
+    elif isinstance(examination, pl.Expr):
+        expr = examination.cast(pl.Float64)
+    elif isinstance(examination, Mapping):
+        expr = _from_mapping(examination, position)
+    elif isinstance(examination, (pl.DataFrame, pl.LazyFrame)):
+        return _join_examination(lf, examination.lazy(), schema, position)
+    elif isinstance(examination, (list, tuple)):
+        expr = _from_mapping({i + 1: v for i, v in enumerate(examination)}, position)
+    else:
+        msg = (
+            "examination= must be a mapping or list of probabilities by position, a column "
+            "name, an expression (power_law_examination(eta)) or a table with 'position' and "
+            f"'examination' columns (examination_from_randomized), got {type(examination)}"
+        )
+        raise InvalidOptionError(msg)
+    return lf.with_columns(expr.alias(_EXAMINATION))
+
+
+def _join_examination(
+    lf: pl.LazyFrame, table: pl.LazyFrame, schema: pl.Schema, position: str
+) -> pl.LazyFrame:
+    """Join a table of probabilities by position (and by the segments it shares with the log)."""
+    names = table.collect_schema().names()
+    if position not in names or "examination" not in names:
+        msg = (
+            f"the examination= table needs columns {position!r} and 'examination' "
+            f"(as examination_from_randomized returns), got {names}"
+        )
+        raise ColumnNotFoundError(msg)
+    keys = [n for n in names if n not in _ESTIMATE_COLUMNS and n in schema]
+    table = table.select(*keys, pl.col("examination").cast(pl.Float64).alias(_EXAMINATION))
+    table = table.with_columns(pl.col(position).cast(schema[position]))
+    return lf.join(table, on=keys, how="left", nulls_equal=True)
+
+
+def _targets(score: object, schema: pl.Schema) -> dict[str, str]:
+    """``score=`` as {policy name: column}: one column, a list, or a mapping."""
+    if isinstance(score, str):
+        targets = {score: score}
+    elif isinstance(score, Mapping):
+        targets = dict(score)
+    elif isinstance(score, (list, tuple)) and score:
+        targets = {name: name for name in score}
+    else:
+        targets = {}
+    if not targets or not all(isinstance(c, str) for c in (*targets, *targets.values())):
+        msg = (
+            "score= must be the ranker's score column, a list of them, or a mapping "
+            f"{{ranker name: column}}, got {score!r}"
+        )
+        raise InvalidOptionError(msg)
+    for column in targets.values():
+        _require(schema, [("score", column)])
+        if not schema[column].is_numeric():
+            msg = f"column {column!r} (score=) must be numeric, got {schema[column]}"
+            raise ColumnTypeError(msg)
+    return targets
+
+
+def _check_clip(clip: object) -> float | None:
+    if clip is None:
+        return None
+    if isinstance(clip, bool) or not isinstance(clip, int | float) or not clip >= 1:
+        msg = (
+            f"clip= is the largest weight 1/p a click may get (a number >= 1) or None, got {clip!r}"
+        )
+        raise InvalidOptionError(msg)
+    return float(clip)
+
+
+def _check_alpha(alpha: object) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        msg = f"alpha= must be a number between 0 and 1, got {alpha!r}"
+        raise InvalidOptionError(msg)
+    return float(alpha)
+
+
+def _checked_log(
+    lf: pl.LazyFrame,
+    schema: pl.Schema,
+    *,
+    keys: list[str],
+    item: str,
+    position: str,
+    click: str,
+    targets: Mapping[str, str],
+) -> pl.LazyFrame:
+    """The log, refusing (when read) each malformed row with the rows named."""
+    impression = keys  # (*by, query): one impression
+    shown = [*keys, item, position]
+    lf = _refuse(
+        lf,
+        pl.any_horizontal([pl.col(name).is_null() for name in [*keys, item]]),
+        shown,
+        f"the impression and item columns ({', '.join(map(repr, [*keys, item]))}) must not be null",
+    )
+    lf = _check_position_and_click(lf, schema, position, click, [*shown, click])
+    lf = _refuse(
+        lf,
+        pl.len().over([*impression, position]) > 1,
+        shown,
+        f"each impression shows one item per position, but some impressions repeat a "
+        f"position ({position!r})",
+    )
+    lf = _refuse(
+        lf,
+        pl.len().over([*impression, item]) > 1,
+        shown,
+        f"each impression shows an item once, but some impressions repeat an item ({item!r})",
+    )
+    for column in dict.fromkeys(targets.values()):
+        lf = _refuse(
+            lf,
+            pl.col(column).cast(pl.Float64).is_nan().fill_null(value=False),
+            [*shown, column],
+            f"column {column!r} (score=) holds NaN; a null score leaves the item unranked, NaN "
+            "has no place in the order",
+        )
+    value = pl.col(_EXAMINATION)
+    lf = _refuse(
+        lf,
+        value.is_null() | value.is_nan(),
+        shown,
+        "examination= gives no examination probability for some logged positions (or NaN)",
+    )
+    return _refuse(
+        lf,
+        (value <= 0) | (value > 1),
+        [*shown, _EXAMINATION],
+        "examination probabilities must be in (0, 1]: a position never examined (0) gives no "
+        "unbiased click estimate, and above 1 is no probability",
+    )
+
+
+def click_parts(
+    data: object,
+    metrics: object = "dcg@10,rr,ctr@5",
+    *,
+    examination: Examination,
+    query: str = "query",
+    item: str = "item",
+    position: str = "position",
+    click: str = "click",
+    score: str | Sequence[str] | Mapping[str, str] = "score",
+    by: str | Sequence[str] | None = None,
+    clip: float | None = None,
+) -> tuple[pl.LazyFrame, list[ClickMetric]]:
+    """The per-row parts of the click metrics: the estimate is their sum over an impression.
+
+    One row per (ranker, logged row) with ``policy``, the ``by`` columns, ``query`` and, per
+    metric, a column ``f"{name}__m"`` = ``click * min(1/p, clip) * lambda(rank_new)``
+    (0 for an unranked item). The mean over impressions of the per-impression sums is the
+    metric (:func:`click_metrics`); the parts are the off-policy core's "mean part" with the
+    impression as the unit.
+    """
+    parsed = parse_click_metrics(metrics)
+    segments = _by_list(by)
+    clip_at = _check_clip(clip)
+    lf = _read(data)
+    schema = lf.collect_schema()
+    _require(
+        schema,
+        [
+            ("query", query),
+            ("item", item),
+            ("position", position),
+            ("click", click),
+            *[("by", b) for b in segments],
+        ],
+    )
+    if POLICY in segments:
+        msg = f"by= may not name a column {POLICY!r}: the result names each ranker there"
+        raise InvalidOptionError(msg)
+    targets = _targets(score, schema)
+    keys = [*segments, query]
+    lf = _examination(lf, examination, schema, position)
+    lf = _checked_log(
+        lf, schema, keys=keys, item=item, position=position, click=click, targets=targets
+    )
+    weight = 1.0 / pl.col(_EXAMINATION)
+    if clip_at is not None:
+        weight = pl.min_horizontal(weight, pl.lit(clip_at))
+    lf = lf.with_columns((pl.col(click).cast(pl.Float64) * weight).alias(_WEIGHT))
+    per_target = [
+        lf.select(
+            pl.lit(name).alias(POLICY),
+            *keys,
+            pl.col(item),
+            pl.col(_WEIGHT),
+            pl.col(column).cast(pl.Float64).alias(_SCORE),
+        )
+        for name, column in targets.items()
+    ]
+    long = pl.concat(per_target)
+    # The project's ranking rule (score descending, ties by item string descending), so a
+    # tie ranks here exactly as evaluate() ranks it.
+    order = trec_key(pl.col(_SCORE), pl.col(item)).rank("ordinal", descending=True)
+    rank = pl.when(pl.col(_SCORE).is_not_null()).then(order.over([POLICY, *keys]))
+    long = long.with_columns(rank.alias(_RANK))
+    parts = [
+        (pl.col(_WEIGHT) * metric.gain(pl.col(_RANK))).fill_null(0.0).alias(f"{metric.name}__m")
+        for metric in parsed
+    ]
+    return long.select(POLICY, *keys, *parts), parsed
+
+
+def click_metrics(
+    data: object,
+    metrics: object = "dcg@10,rr,ctr@5",
+    *,
+    examination: Examination,
+    query: str = "query",
+    item: str = "item",
+    position: str = "position",
+    click: str = "click",
+    score: str | Sequence[str] | Mapping[str, str] = "score",
+    by: str | Sequence[str] | None = None,
+    clip: float | None = None,
+    alpha: float = 0.05,
+    per_query: bool = False,
+) -> pl.DataFrame:
+    """Click metrics of a new ranker on a click log, weighted by inverse examination probability.
+
+    For each impression ``q`` and metric ``lambda`` (module docstring; Joachims et al. WSDM
+    2017 eq. 5, Agarwal et al. WSDM 2019 sec. 2)::
+
+        value(q) = sum_{d in q, clicked} lambda(rank_new(d)) * min(1 / p(position(d)), clip)
+
+    with ``rank_new`` the item's rank under ``score`` (descending; ties by the item's string
+    form descending, the project's rule), ``lambda`` = ``1/log2(rank+1)`` for ``dcg@k``,
+    ``1/rank`` for ``rr@k``, ``1`` for ``ctr@k`` (0 past ``k``). The estimate is the mean of
+    ``value(q)`` over impressions, ``se`` its standard error (sample standard deviation over
+    ``sqrt(n)``) and ``ci_low``/``ci_high`` the normal interval at level ``1 - alpha``.
+
+    Parameters
+    ----------
+    data
+        The click log, one row per item shown (DataFrame, LazyFrame, pandas, pyarrow or a
+        path).
+    metrics
+        ``"dcg@10,rr,ctr@5"``: ``dcg``/``dcg@k``, ``rr``/``rr@k``, ``ctr@k`` (a list or one
+        comma-separated string; ``dcg@5,10`` sweeps the cutoff).
+    examination
+        The examination probability of each logged position: a mapping ``{position: p}``, a
+        list (``[p1, p2, ...]`` for positions 1, 2, ...), a column name, an expression
+        (:func:`power_law_examination`), or a table with the ``position`` column and an
+        ``examination`` column (and any segment columns it shares with the log), as
+        :func:`examination_from_randomized` returns. Every logged row needs one in (0, 1].
+    query, item, position, click
+        Column names: the impression (or session) id, the item, the position it was shown at
+        (1 = the top), and the click (0/1).
+    score
+        The evaluated ranker's score column (higher ranks first; null: not ranked), a list of
+        them, or a mapping ``{ranker name: column}``: several rankers in one pass, named in
+        the ``policy`` column.
+    by
+        Segment column(s): one estimate per segment.
+    clip
+        The largest weight ``1/p`` a click may get (None: no clipping).
+    alpha
+        One minus the confidence level of the interval.
+    per_query
+        True: one row per (ranker, segment, impression) with a column per metric, the
+        impression's ``value(q)``, for paired comparisons (``rke.compare_per_query`` with
+        ``by="policy"``).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``metric``, ``policy``, the ``by`` columns, ``n_queries`` (impressions), ``value``,
+        ``se``, ``ci_low``, ``ci_high``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> log = pl.DataFrame(
+    ...     {
+    ...         "query": [1, 1, 2, 2],
+    ...         "item": ["a", "b", "a", "b"],
+    ...         "position": [1, 2, 1, 2],
+    ...         "click": [0, 1, 0, 0],
+    ...         "score": [0.1, 0.9, 0.5, 0.2],
+    ...     }
+    ... )
+    >>> # impression 1: b clicked at position 2 (p = 0.5), ranked first by score: 1 / 0.5 = 2
+    >>> out = click_metrics(log, "rr", examination={1: 1.0, 2: 0.5})
+    >>> out.select("metric", "n_queries", "value").row(0)
+    ('rr', 2, 1.0)
+    """
+    alpha = _check_alpha(alpha)
+    if not isinstance(per_query, bool):
+        msg = f"per_query= must be True or False, got {per_query!r}"
+        raise InvalidOptionError(msg)
+    parts, parsed = click_parts(
+        data,
+        metrics,
+        examination=examination,
+        query=query,
+        item=item,
+        position=position,
+        click=click,
+        score=score,
+        by=by,
+        clip=clip,
+    )
+    keys = [POLICY, *_by_list(by)]
+    names = [metric.name for metric in parsed]
+    per_impression = parts.group_by([*keys, query]).agg(
+        pl.col(f"{name}__m").sum().alias(name) for name in names
+    )
+    if per_query:
+        return per_impression.sort([*keys, query]).collect()
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    summary = (
+        per_impression.group_by(keys)
+        .agg(
+            pl.len().cast(pl.Int64).alias("n_queries"),
+            *[
+                pl.struct(
+                    pl.col(name).mean().alias("value"),
+                    (pl.col(name).std(ddof=1) / pl.len().cast(pl.Float64).sqrt()).alias("se"),
+                ).alias(name)
+                for name in names
+            ],
+        )
+        .collect()
+    )
+    frames = [
+        summary.select(
+            pl.lit(name).alias("metric"),
+            *keys,
+            "n_queries",
+            pl.col(name).struct.field("value"),
+            pl.col(name).struct.field("se"),
+        ).sort(keys)
+        for name in names
+    ]
+    long = pl.concat(frames)
+    return long.with_columns(
+        (pl.col("value") - z * pl.col("se")).alias("ci_low"),
+        (pl.col("value") + z * pl.col("se")).alias("ci_high"),
+    )
