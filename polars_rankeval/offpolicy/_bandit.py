@@ -34,13 +34,13 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
+from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.warn import user_site
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
 from polars_rankeval.offpolicy._bandit_log import (
     POLICY,
-    Engine,
     Log,
     Tuning,
     check_schema,
@@ -49,7 +49,7 @@ from polars_rankeval.offpolicy._bandit_log import (
 )
 from polars_rankeval.offpolicy._core import WEIGHT, Parts, estimate
 
-#: the estimators this module computes, in the order results list them
+#: the estimators this module computes (results list them in the order they are asked for)
 ESTIMATORS: tuple[str, ...] = ("ips", "snips", "dm", "dr", "sndr", "switch_dr", "dr_os", "replay")
 #: the estimators that read a reward model
 MODEL_ESTIMATORS = frozenset({"dm", "dr", "sndr", "switch_dr", "dr_os"})
@@ -269,7 +269,10 @@ def candidate_events(lf: pl.LazyFrame, log: Log) -> tuple[pl.LazyFrame, Log]:
     target's probability of the logged action; the DM term of each target is computed here,
     ``sum_a target(a|x) * reward_model(x, a)`` over the context's candidate rows.
     """
-    logged = pl.col(log.logged)  # type: ignore[arg-type]
+    if log.logged is None:  # pragma: no cover - off_policy calls this for the candidate form
+        msg = "candidate_events needs the logged= column"
+        raise AssertionError(msg)
+    logged = pl.col(log.logged)
     targets = {policy: f"__rke_target_{i}" for i, policy in enumerate(log.targets)}
     models = {policy: f"__rke_dm_{i}" for i, policy in enumerate(log.targets)}
     aggs = [

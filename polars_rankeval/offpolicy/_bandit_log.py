@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.warn import Site, warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -28,7 +28,6 @@ SUM_TOLERANCE = 1e-6
 #: the column of the results that names the target policy
 POLICY = "policy"
 
-Engine = Literal["auto", "in-memory", "streaming"]
 _F64 = pl.Float64
 _ROW = "__rke_row"
 _N_LOGGED = "__rke_n_logged"

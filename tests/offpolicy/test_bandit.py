@@ -359,6 +359,42 @@ def test_dr_os_shrinkage_zero_is_dm_where_obp_divides_zero_by_zero() -> None:
     assert value(result, "dm", "target") == pytest.approx(0.4)
 
 
+def test_switch_dr_keeps_a_weight_equal_to_the_threshold() -> None:
+    # obp L1465: iw <= lambda_ is kept; here w = 0.5/0.25 = 2 = the threshold on two rows
+    reward = np.array([1.0, 0.0, 2.0] * 4)
+    action = np.array([0, 1, 0] * 4)
+    pscore = np.array([0.25, 0.5, 0.5] * 4)
+    dist = np.array([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]] * 4)
+    q_hat = np.array([[0.3, 0.8], [0.1, 0.2], [0.9, 0.4]] * 4)
+    expected = obp.policy_value(
+        "switch_dr",
+        reward=reward,
+        action=action,
+        pscore=pscore,
+        action_dist=dist[:, :, None],
+        q_hat=q_hat[:, :, None],
+        position=np.zeros(12, dtype=int),
+        lambda_=2.0,
+    )
+    frame = pl.DataFrame(
+        {
+            "propensity": pscore,
+            "target": dist[np.arange(12), action],
+            "reward": reward,
+            "q": q_hat[np.arange(12), action],
+            "dm": (dist * q_hat).sum(axis=1),
+        }
+    )
+    result = quiet(
+        data=frame,
+        estimators="switch_dr",
+        reward_model="q",
+        target_reward_model="dm",
+        switch_threshold=2,
+    )
+    assert value(result, "switch_dr", "target") == pytest.approx(expected, rel=1e-12)
+
+
 # -- the candidate form's DM term, by brute force ----------------------------------------------
 
 
@@ -453,6 +489,17 @@ def test_per_query_mean_is_the_value(events: pl.DataFrame) -> None:
             assert row[name] == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
+def test_baseline_and_bootstrap_are_forwarded(events: pl.DataFrame) -> None:
+    paired = _event_call(events, ["ips", "dr"], query="query", baseline="soft")
+    assert set(paired["policy"]) == {"sharp"}
+    assert set(paired["metric"]) == {"ips", "dr"}
+    boot = _event_call(events, ["ips", "snips"], interval="bootstrap", n_resamples=200, seed=1)
+    assert (boot["ci_low"] <= boot["value"]).all()
+    assert (boot["value"] <= boot["ci_high"]).all()
+    with pytest.raises(InvalidOptionError, match="query="):
+        _event_call(events, ["ips"], per_query=True)
+
+
 # -- input types, row order, streaming --------------------------------------------------------
 
 
@@ -485,6 +532,36 @@ def test_candidate_form_row_order_does_not_matter(candidates: pl.DataFrame) -> N
         candidates.sample(fraction=1.0, shuffle=True, seed=5).lazy(), ALL, by="segment", **TUNED
     )
     assert a["value"].to_list() == pytest.approx(b["value"].to_list(), rel=1e-12)
+
+
+@pytest.mark.parametrize("form", ["event", "candidate"])
+def test_parts_stream_from_parquet(
+    events: pl.DataFrame, candidates: pl.DataFrame, form: str, tmp_path: Path
+) -> None:
+    from polars_rankeval.offpolicy._bandit import candidate_events, event_parts, tuning
+    from polars_rankeval.offpolicy._bandit_log import Log
+    from polars_rankeval.offpolicy._core import Parts, partial_sums
+    from tests.engine.test_streaming import assert_streams
+
+    path = tmp_path / "log.parquet"
+    (events if form == "event" else candidates).write_parquet(path)
+    log = Log(
+        targets={"soft": "soft", "sharp": "sharp"},
+        propensity="propensity",
+        reward="reward",
+        reward_model="q",
+        target_reward_model={"soft": "dm_soft", "sharp": "dm_sharp"} if form == "event" else {},
+        query="query",
+        item=None,
+        logged=None if form == "event" else "logged",
+        by=("segment",),
+    )
+    lf = pl.scan_parquet(path)
+    if form == "candidate":
+        lf, log = candidate_events(lf, log)
+    tune = tuning(tuple(ALL), **TUNED)
+    parts = Parts(event_parts(lf, log, tune), ["policy", "segment"], ALL, unit="query")
+    assert_streams(partial_sums(parts))
 
 
 def test_segments_present_only(events: pl.DataFrame) -> None:
