@@ -86,6 +86,7 @@ _KIND_TEXT = {
 }
 _POLICY = "policy"
 _EXAMPLES = 3
+_ROWS = "__rke_rows"
 _W = "__rke_w_"  # + kind: the row's importance weight of that kind
 
 
@@ -273,7 +274,8 @@ def _shown(frame: pl.DataFrame, ids: Sequence[str], value: str | None) -> str:
     rows = []
     for row in frame.head(_EXAMPLES).iter_rows(named=True):
         text = "(" + ", ".join(repr(row[c]) for c in ids) + ")"
-        rows.append(text + (f": {row[value]!r}" if value is not None else ""))
+        text += f": {row[value]!r}" if value is not None else ""
+        rows.append(text + (f" ({row[_ROWS]} rows)" if row.get(_ROWS, 1) > 1 else ""))
     return f"e.g. {label} {', '.join(rows)}"
 
 
@@ -296,7 +298,8 @@ def _check_values(
         shown = [*ids, *([value] if value is not None and value not in ids else [])]
         first = (
             lf.filter(flag.fill_null(False))
-            .select(shown)
+            .group_by(shown)
+            .agg(pl.len().alias(_ROWS))  # a repeated position is shown once, with its count
             .sort(list(ids), nulls_last=True)
             .head(_EXAMPLES)
             .collect(engine=engine)

@@ -596,7 +596,7 @@ def _raises(error: type[Exception], match: str, log: pl.DataFrame, **options: An
 def test_duplicated_position_names_slate_and_position() -> None:
     log = _small().with_columns(position=pl.Series([1, 2, 1, 1, 1]))
     msg = _raises(ColumnValueError, "repeat a position", log)
-    assert "(query, position) (8, 1)" in msg
+    assert "e.g. (query, position) (8, 1) (2 rows)" in msg
     assert "2 row(s)" in msg
 
 
@@ -693,3 +693,16 @@ def test_streaming_plan_without_ordered_windows(tmp_path: Path) -> None:
         by=["segment"],
     )
     assert_streams(plan)
+
+
+def test_empty_log_gives_empty_results() -> None:
+    options: dict[str, Any] = {
+        "propensity": {"conditional": "p", "item_position": "p"},
+        "target": {"new": {"conditional": "pe", "item_position": "pe"}},
+    }
+    out = slate_off_policy(_small().clear(), "sips,sniips", **options)
+    assert out.height == 0
+    assert out.columns[:3] == ["metric", "policy", "n_queries"]
+    table = slate_off_policy(_small().clear(), "sips,sniips", per_query=True, **options)
+    assert table.columns == ["policy", "query", "sips", "sniips"]
+    assert table.height == 0
