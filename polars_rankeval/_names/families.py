@@ -176,6 +176,9 @@ TABLE: tuple[Family, ...] = (
     Family("arp", m.arp, "required"),
     Family("aplt", m.aplt, "required"),
     Family("aclt", m.aclt, "required"),
+    # propensity-scored extreme-classification metrics, as pyxclib (metrics/propensity_scored.py)
+    Family("psp", m.psp, "required"),
+    Family("psndcg", m.psndcg, "required"),
     Family("coverage", m.coverage, "required"),
     Family("entropy", m.entropy, "required"),
     Family("gini", m.gini, "required"),

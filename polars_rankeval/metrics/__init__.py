@@ -64,6 +64,7 @@ from polars_rankeval.metrics.ntcir import (
     q_measure,
 )
 from polars_rankeval.metrics.popularity import aclt, aplt, arp, novelty, surprisal, unseen
+from polars_rankeval.metrics.propensity_scored import psndcg, psp
 from polars_rankeval.metrics.rank_position import first_relevant_position, mean_rank
 from polars_rankeval.metrics.trec_gain import bin_g, g, ndcg_rel, rbp_resid, rndcg
 from polars_rankeval.metrics.trec_sets import (
@@ -182,6 +183,8 @@ __all__ = [
     "p_plus",
     "personalization",
     "precision",
+    "psndcg",
+    "psp",
     "q_measure",
     "r_precision",
     "r_precision_mult",

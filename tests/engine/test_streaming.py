@@ -159,6 +159,8 @@ BEYOND_ACCURACY = [
     "arp@5(normalize=True)",
     "aplt@5",
     "aclt@5(tail=2)",
+    "psp@5",
+    "psndcg@5(preset=amazon)",
     "coverage@5",
     "coverage@5(of=train)",
     "entropy@5",
