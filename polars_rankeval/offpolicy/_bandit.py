@@ -37,8 +37,8 @@ from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
-from polars_rankeval._engine.warn import user_site
-from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
+from polars_rankeval._engine.warn import user_site, warn_at
+from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError, UnknownMetricError
 from polars_rankeval.offpolicy._bandit_log import (
     POLICY,
     Log,
@@ -500,10 +500,12 @@ def off_policy(
     lf = _read(data)
     check_schema(lf.collect_schema(), log, tune)
     if candidate:
-        validate_candidates(lf, log, tune, engine, site)
+        rows = validate_candidates(lf, log, tune, engine, site)
         lf, log = candidate_events(lf, log)
     else:
-        validate_events(lf, log, tune, engine)
+        rows = validate_events(lf, log, tune, engine)
+    if not rows:
+        warn_at("the log has no rows: the result is empty", EmptyEvaluationWarning, site)
     parts = Parts(
         event_parts(lf, log, tune),
         keys=[POLICY, *log.by],

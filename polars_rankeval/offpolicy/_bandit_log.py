@@ -31,6 +31,7 @@ POLICY = "policy"
 _F64 = pl.Float64
 _ROW = "__rke_row"
 _N_LOGGED = "__rke_n_logged"
+_N_ROWS = "__rke_n_rows"
 _EXAMPLES = 3
 
 
@@ -99,17 +100,26 @@ class _Check:
 
 
 def _run_checks(
-    source: pl.LazyFrame, checks: list[_Check], ids: list[str], *, per_row: bool, engine: Engine
-) -> None:
+    source: pl.LazyFrame,
+    checks: list[_Check],
+    ids: list[str],
+    *,
+    per_row: bool,
+    engine: Engine,
+    extra: dict[str, pl.Expr] | None = None,
+) -> dict[str, int]:
     """Count every check in one pass; raise for the first that flags anything, naming rows.
 
     ``per_row``: ``source`` is the input and the examples are its first bad rows (with their
-    row number); otherwise ``source`` holds one row per context, shown by ``ids``.
+    row number); otherwise ``source`` holds one row per context, shown by ``ids``. ``extra``
+    counts ride along in the same pass; their values are returned.
     """
-    if not checks:
-        return
+    extra = extra or {}
+    if not checks and not extra:
+        return {}
     counts = source.select(
-        [check.bad.sum().alias(f"__rke_c{i}") for i, check in enumerate(checks)]
+        *(check.bad.sum().alias(f"__rke_c{i}") for i, check in enumerate(checks)),
+        *(expr.alias(name) for name, expr in extra.items()),
     ).collect(engine=engine)
     for i, check in enumerate(checks):
         n = counts.item(0, i)
@@ -129,6 +139,7 @@ def _run_checks(
             [rename.get(c, c) for c in check.values],
         )
         raise ColumnValueError(check.message.format(n=n, examples=examples))
+    return {name: int(counts[name][0] or 0) for name in extra}
 
 
 def check_schema(schema: pl.Schema, log: Log, tune: Tuning) -> None:
@@ -213,8 +224,11 @@ def _value_checks(log: Log, tune: Tuning, *, on: pl.Expr | None) -> list[_Check]
     return checks
 
 
-def validate_events(lf: pl.LazyFrame, log: Log, tune: Tuning, engine: Engine) -> None:
-    """The event form's value checks, in one pass over the log (a second names the rows)."""
+def validate_events(lf: pl.LazyFrame, log: Log, tune: Tuning, engine: Engine) -> int:
+    """The event form's value checks, in one pass over the log (a second names the rows).
+
+    Returns the number of rows.
+    """
     checks: list[_Check] = []
     if log.query is not None:
         checks.append(
@@ -249,7 +263,8 @@ def validate_events(lf: pl.LazyFrame, log: Log, tune: Tuning, engine: Engine) ->
             )
             for c in columns
         ]
-    _run_checks(lf, checks, [log.query] if log.query else [], per_row=True, engine=engine)
+    ids = [log.query] if log.query else []
+    counts = _run_checks(lf, checks, ids, per_row=True, engine=engine, extra={_N_ROWS: pl.len()})
     if log.query is not None:
         repeated = lf.group_by(log.context).agg(pl.len().alias("__rke_rows"))
         _run_checks(
@@ -267,12 +282,16 @@ def validate_events(lf: pl.LazyFrame, log: Log, tune: Tuning, engine: Engine) ->
             per_row=False,
             engine=engine,
         )
+    return counts[_N_ROWS]
 
 
 def validate_candidates(
     lf: pl.LazyFrame, log: Log, tune: Tuning, engine: Engine, site: Site
-) -> None:
-    """The candidate form's checks: rows, then contexts; warns where the log lacks support."""
+) -> int:
+    """The candidate form's checks: rows, then contexts; warns where the log lacks support.
+
+    Returns the number of rows.
+    """
     # off_policy only calls this with both (the candidate form needs them)
     assert log.logged is not None
     assert log.query is not None
@@ -344,7 +363,14 @@ def validate_candidates(
             )
         )
     _run_checks(contexts, shape, ids, per_row=False, engine=engine)
-    _run_checks(lf, checks, [], per_row=True, engine=engine)
+    p = pl.col(log.propensity).cast(_F64)
+    unsupported = {
+        f"__rke_unsupported_{i}": ((p == 0) & (pl.col(c).cast(_F64) > 0)).fill_null(False).sum()
+        for i, c in enumerate(log.targets.values())
+    }
+    counts = _run_checks(
+        lf, checks, [], per_row=True, engine=engine, extra={_N_ROWS: pl.len(), **unsupported}
+    )
     sums_to_one = [
         _Check(
             (pl.col(sums[policy]) - 1).abs() > SUM_TOLERANCE,
@@ -357,29 +383,31 @@ def validate_candidates(
         for policy, c in log.targets.items()
     ]
     _run_checks(contexts, sums_to_one, ids, per_row=False, engine=engine)
-    _warn_unsupported(lf, log, engine, site)
+    for i, (policy, column) in enumerate(log.targets.items()):
+        if counts[f"__rke_unsupported_{i}"]:
+            _warn_unsupported(lf, log, policy, column, engine=engine, site=site)
+    return counts[_N_ROWS]
 
 
-def _warn_unsupported(lf: pl.LazyFrame, log: Log, engine: Engine, site: Site) -> None:
-    """Warn where the target puts mass on a candidate the logging policy never takes."""
+def _warn_unsupported(
+    lf: pl.LazyFrame, log: Log, policy: str, column: str, *, engine: Engine, site: Site
+) -> None:
+    """Warn that the target puts mass on candidates the logging policy never takes."""
     p = pl.col(log.propensity).cast(_F64)
-    for policy, column in log.targets.items():
-        missing = (p == 0) & (pl.col(column).cast(_F64) > 0)
-        found = (
-            lf.filter(missing.fill_null(False))
-            .group_by(log.context)
-            .agg(pl.col(column).cast(_F64).sum().alias("mass"))
-        )
-        summary = found.select(pl.len(), pl.col("mass").mean()).collect(engine=engine)
-        n, mass = summary.row(0)
-        if n:
-            first = found.sort(log.context, nulls_last=True).head(_EXAMPLES).collect(engine=engine)
-            warn_at(
-                f"policy {policy!r} (column {column!r}) puts probability on candidate actions "
-                f"that the logging policy never takes (propensity 0) in {n} context(s), "
-                f"on average {mass:.3g} of the mass there, {_shown(first, log.context, ['mass'])}. "
-                "The importance-weighted estimates (ips, snips, dr, sndr, switch_dr, dr_os, "
-                "replay) never see those actions, so they are biased; dm is not",
-                WeightWarning,
-                site,
-            )
+    missing = (p == 0) & (pl.col(column).cast(_F64) > 0)
+    found = (
+        lf.filter(missing.fill_null(False))
+        .group_by(log.context)
+        .agg(pl.col(column).cast(_F64).sum().alias("mass"))
+    )
+    n, mass = found.select(pl.len(), pl.col("mass").mean()).collect(engine=engine).row(0)
+    first = found.sort(log.context, nulls_last=True).head(_EXAMPLES).collect(engine=engine)
+    warn_at(
+        f"policy {policy!r} (column {column!r}) puts probability on candidate actions that the "
+        f"logging policy never takes (propensity 0) in {n} context(s), on average {mass:.3g} of "
+        f"the mass there, {_shown(first, log.context, ['mass'])}. The importance-weighted "
+        "estimates (ips, snips, dr, sndr, switch_dr, dr_os, replay) never see those actions, "
+        "so they are biased; dm is not",
+        WeightWarning,
+        site,
+    )

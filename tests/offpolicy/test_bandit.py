@@ -25,6 +25,7 @@ from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
+    EmptyEvaluationWarning,
     InvalidOptionError,
     UnknownMetricError,
     WeightWarning,
@@ -569,6 +570,12 @@ def test_segments_present_only(events: pl.DataFrame) -> None:
     only_ab = events.filter(pl.col("segment") != "c")
     result = _event_call(only_ab, ["ips"], by="segment")
     assert sorted(set(result["segment"])) == ["a", "b"]
+
+
+def test_an_empty_log_warns() -> None:
+    with pytest.warns(EmptyEvaluationWarning, match="no rows"):
+        result = off_policy(_small().head(0), "ips,snips")
+    assert result.height == 0
 
 
 # -- malformed input ---------------------------------------------------------------------------
