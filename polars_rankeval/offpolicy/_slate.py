@@ -40,7 +40,7 @@ from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
-from polars_rankeval._engine.warn import user_site
+from polars_rankeval._engine.warn import Site, user_site
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -461,6 +461,42 @@ def slate_parts(
     return out.select(_POLICY, *by, query, position, *parts)
 
 
+def parts_sets(
+    rows: pl.LazyFrame,
+    estimators: Sequence[str],
+    *,
+    keys: list[str],
+    query: str,
+    position: str,
+    site: Site | None = None,
+) -> list[Parts]:
+    """The core's parts from :func:`slate_parts` rows (all targets stacked): one or two sets.
+
+    obp normalises ``sniips``/``snrips`` per position but ``snsips`` over all rows, so the
+    per-position ones are a second set of parts with the position as the term. The first set
+    has one row per slate (its rows' parts summed), since the core counts a term's rows as its
+    units. Each set is summed by :func:`~polars_rankeval.offpolicy._core.estimate` alone.
+    """
+    out = []
+    names = rows.collect_schema().names()
+    for group, term in (
+        ([n for n in estimators if n not in PER_POSITION], None),
+        ([n for n in estimators if n in PER_POSITION], position),
+    ):
+        if not group:
+            continue
+        wanted = {f"{n}__{part}" for n in group for part in "mab"} | {WEIGHT}
+        kept = [c for c in names if c in wanted]
+        frame = rows.select(*keys, query, position, *kept)
+        if term is None:
+            frame = frame.group_by([*keys, query]).agg(
+                *(pl.col(c).sum() for c in kept if c != WEIGHT),
+                *(pl.col(c).max() for c in kept if c == WEIGHT),  # non-null on one row
+            )
+        out.append(Parts(frame, keys=keys, estimators=group, unit=query, term=term, site=site))
+    return out
+
+
 # -- the public function ------------------------------------------------------------------
 
 
@@ -664,31 +700,7 @@ def slate_off_policy(
     )
     keys = [_POLICY, *by_list]
     results: list[pl.DataFrame] = []
-    # obp normalises sniips/snrips per position but snsips over all rows: the per-position ones
-    # are a second set of parts, with the position as the term.
-    for group, term in (
-        ([n for n in names if n not in PER_POSITION], None),
-        ([n for n in names if n in PER_POSITION], position),
-    ):
-        if not group:
-            continue
-        columns = {f"{n}__{part}" for n in group for part in "mab"} | {WEIGHT}
-        kept = [c for c in rows.collect_schema().names() if c in columns]
-        frame = rows.select(*keys, query, position, *kept)
-        if term is None:
-            # One row per slate: the core counts a term's rows as its units.
-            frame = frame.group_by([*keys, query]).agg(
-                *(pl.col(c).sum() for c in kept if c != WEIGHT),
-                *(pl.col(c).max() for c in kept if c == WEIGHT),  # non-null on one row
-            )
-        parts = Parts(
-            frame,
-            keys=keys,
-            estimators=group,
-            unit=query,
-            term=term,
-            site=site,
-        )
+    for parts in parts_sets(rows, names, keys=keys, query=query, position=position, site=site):
         with warnings.catch_warnings():
             if results:  # the same joint weights: warn about them once
                 warnings.simplefilter("ignore", WeightWarning)
