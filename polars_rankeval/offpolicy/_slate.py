@@ -436,7 +436,8 @@ def slate_parts(
         elif name == "snsips":
             # obp divides by the weights' mean over ROWS (not slates) and by the number of
             # slates, i.e. sum(r*w) / sum_rows(w) * n_rows / n_slates; the last factor is the
-            # segment's mean slate length (exactly the slate size when slates are complete).
+            # segment's mean slate length (exactly the slate size when slates are complete; the
+            # standard error takes it as fixed, so with slates of varying length it is close).
             length = pl.len().over(by) if by else pl.len()
             slates = pl.col(query).n_unique().over(by) if by else pl.col(query).n_unique()
             parts += [
@@ -593,7 +594,9 @@ def slate_off_policy(
     pl.DataFrame
         ``metric`` (the estimator), ``policy``, the ``by`` columns, ``n_queries`` (slates),
         ``value``, ``se``, ``ci_low``, ``ci_high`` and the joint weights' ``ess``,
-        ``max_weight`` and ``mean_weight`` (null where the joint weight is not known).
+        ``max_weight`` and ``mean_weight`` (null where the joint weight is not known). A
+        self-normalised estimate whose weights sum to 0 (in some position, for ``sniips`` and
+        ``snrips``) is null, where obp gives NaN.
 
     Raises
     ------
