@@ -99,47 +99,72 @@ class _Check:
     message: str  # formatted with {n} (how many) and {examples}
 
 
-def _run_checks(
-    source: pl.LazyFrame,
-    checks: list[_Check],
-    ids: list[str],
+@dataclass(frozen=True)
+class _Source:
+    """Where checks look: the input's rows, or one row per context.
+
+    A bad row is shown by its row number and ``ids``; a bad context by ``ids``.
+    """
+
+    frame: pl.LazyFrame
+    ids: list[str]
+    per_row: bool
+
+
+def _check_all(
+    steps: list[tuple[_Source, list[_Check]]],
     *,
-    per_row: bool,
     engine: Engine,
     extra: dict[str, pl.Expr] | None = None,
 ) -> dict[str, int]:
-    """Count every check in one pass; raise for the first that flags anything, naming rows.
+    """Count every check in one pass per source; raise for the first step's first bad check.
 
-    ``per_row``: ``source`` is the input and the examples are its first bad rows (with their
-    row number); otherwise ``source`` holds one row per context, shown by ``ids``. ``extra``
-    counts ride along in the same pass; their values are returned.
+    The steps' order is the order errors are raised in (a check that reads which row is the
+    logged one comes after the check of that). ``extra`` counts ride along on the first
+    step's source; their values are returned.
     """
     extra = extra or {}
-    if not checks and not extra:
-        return {}
-    counts = source.select(
-        *(check.bad.sum().alias(f"__rke_c{i}") for i, check in enumerate(checks)),
-        *(expr.alias(name) for name, expr in extra.items()),
-    ).collect(engine=engine)
-    for i, check in enumerate(checks):
-        n = counts.item(0, i)
-        if not n:
-            continue
-        if per_row:
-            found = source.with_row_index(_ROW).filter(check.bad).sort(_ROW).head(_EXAMPLES)
-            shown = found.select(_ROW, *ids, *check.values)
-        else:
-            shown = source.filter(check.bad).sort(ids, nulls_last=True).head(_EXAMPLES)
-            shown = shown.select(*ids, *check.values)
-        frame = shown.collect(engine=engine)
-        rename = {name: name.removeprefix("__rke_") for name in frame.columns if name != _ROW}
-        examples = _shown(
-            frame.rename(rename),
-            [rename.get(c, c) for c in ids],
-            [rename.get(c, c) for c in check.values],
-        )
-        raise ColumnValueError(check.message.format(n=n, examples=examples))
-    return {name: int(counts[name][0] or 0) for name in extra}
+    sources: list[_Source] = []
+    for source, _ in steps:
+        if all(source is not seen for seen in sources):
+            sources.append(source)
+    queries = []
+    for at, source in enumerate(sources):
+        sums = [
+            check.bad.sum().alias(f"__rke_c{i}_{j}")
+            for i, (where, checks) in enumerate(steps)
+            if where is source
+            for j, check in enumerate(checks)
+        ]
+        more = [expr.alias(name) for name, expr in extra.items()] if at == 0 else []
+        queries.append(source.frame.select(*sums, *more))
+    counts: dict[str, int] = {}
+    for frame in pl.collect_all(queries, engine=engine):
+        counts.update({name: int(frame[name][0] or 0) for name in frame.columns})
+    for i, (source, checks) in enumerate(steps):
+        for j, check in enumerate(checks):
+            if counts[f"__rke_c{i}_{j}"]:
+                _raise(source, check, counts[f"__rke_c{i}_{j}"], engine)
+    return {name: counts[name] for name in extra}
+
+
+def _raise(source: _Source, check: _Check, n: int, engine: Engine) -> None:
+    """Raise ``check``'s error naming its first rows (input order) or contexts (sorted)."""
+    ids = source.ids
+    if source.per_row:
+        found = source.frame.with_row_index(_ROW).filter(check.bad).sort(_ROW)
+        shown = found.head(_EXAMPLES).select(_ROW, *ids, *check.values)
+    else:
+        found = source.frame.filter(check.bad).sort(ids, nulls_last=True)
+        shown = found.head(_EXAMPLES).select(*ids, *check.values)
+    frame = shown.collect(engine=engine)
+    rename = {name: name.removeprefix("__rke_") for name in frame.columns if name != _ROW}
+    examples = _shown(
+        frame.rename(rename),
+        [rename.get(c, c) for c in ids],
+        [rename.get(c, c) for c in check.values],
+    )
+    raise ColumnValueError(check.message.format(n=n, examples=examples))
 
 
 def check_schema(schema: pl.Schema, log: Log, tune: Tuning) -> None:
@@ -263,25 +288,19 @@ def validate_events(lf: pl.LazyFrame, log: Log, tune: Tuning, engine: Engine) ->
             )
             for c in columns
         ]
-    ids = [log.query] if log.query else []
-    counts = _run_checks(lf, checks, ids, per_row=True, engine=engine, extra={_N_ROWS: pl.len()})
+    rows = _Source(lf, [log.query] if log.query else [], per_row=True)
+    steps = [(rows, checks)]
     if log.query is not None:
         repeated = lf.group_by(log.context).agg(pl.len().alias("__rke_rows"))
-        _run_checks(
-            repeated,
-            [
-                _Check(
-                    pl.col("__rke_rows") > 1,
-                    ["__rke_rows"],
-                    f"{{n}} event id(s) in {log.query!r} (option query=) occur on more than one "
-                    "row, {examples}; in the event form each row is one logged decision with "
-                    "its own id (use logged= for one row per candidate action)",
-                )
-            ],
-            log.context,
-            per_row=False,
-            engine=engine,
+        unique_ids = _Check(
+            pl.col("__rke_rows") > 1,
+            ["__rke_rows"],
+            f"{{n}} event id(s) in {log.query!r} (option query=) occur on more than one "
+            "row, {examples}; in the event form each row is one logged decision with "
+            "its own id (use logged= for one row per candidate action)",
         )
+        steps.append((_Source(repeated, log.context, per_row=False), [unique_ids]))
+    counts = _check_all(steps, engine=engine, extra={_N_ROWS: pl.len()})
     return counts[_N_ROWS]
 
 
@@ -305,7 +324,6 @@ def validate_candidates(
             f"{log.logged!r} (option logged=), {{examples}}",
         )
     ]
-    _run_checks(lf, first, [], per_row=True, engine=engine)
     checks = [
         _Check(
             _not_probability(pl.col(c).cast(_F64), zero_allowed=True),
@@ -344,7 +362,7 @@ def validate_candidates(
     if log.item is not None:
         aggs += [pl.len().alias("__rke_rows"), pl.col(log.item).n_unique().alias("__rke_items")]
     contexts = lf.group_by(ids).agg(aggs)
-    # Which row is logged comes first: every check of the logged rows reads it.
+    # Which row is logged is checked first: every check of the logged rows reads it.
     shape = [
         _Check(
             pl.col(_N_LOGGED) != 1,
@@ -362,15 +380,10 @@ def validate_candidates(
                 "context: {n} context(s) repeat one, {examples}",
             )
         )
-    _run_checks(contexts, shape, ids, per_row=False, engine=engine)
-    p = pl.col(log.propensity).cast(_F64)
     unsupported = {
         f"__rke_unsupported_{i}": ((p == 0) & (pl.col(c).cast(_F64) > 0)).fill_null(False).sum()
         for i, c in enumerate(log.targets.values())
     }
-    counts = _run_checks(
-        lf, checks, [], per_row=True, engine=engine, extra={_N_ROWS: pl.len(), **unsupported}
-    )
     sums_to_one = [
         _Check(
             (pl.col(sums[policy]) - 1).abs() > SUM_TOLERANCE,
@@ -382,7 +395,12 @@ def validate_candidates(
         )
         for policy, c in log.targets.items()
     ]
-    _run_checks(contexts, sums_to_one, ids, per_row=False, engine=engine)
+    rows, per_context = _Source(lf, [], per_row=True), _Source(contexts, ids, per_row=False)
+    counts = _check_all(
+        [(rows, first), (per_context, shape), (rows, checks), (per_context, sums_to_one)],
+        engine=engine,
+        extra={_N_ROWS: pl.len(), **unsupported},
+    )
     for i, (policy, column) in enumerate(log.targets.items()):
         if counts[f"__rke_unsupported_{i}"]:
             _warn_unsupported(lf, log, policy, column, engine=engine, site=site)

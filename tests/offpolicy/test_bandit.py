@@ -694,6 +694,10 @@ def test_candidate_form_small_by_hand() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
+        (
+            pl.when(pl.col("item") == 2).then(None).otherwise(pl.col("logged")).alias("logged"),
+            r"2 row\(s\) have a null 'query'.*or 'logged'.*row 1 \(query='x', logged=None\)",
+        ),
         (pl.lit(True).alias("logged"), r"exactly one row.*query='x' \(n_logged=3\)"),
         (pl.lit(False).alias("logged"), r"exactly one row.*query='x' \(n_logged=0\)"),
         (
