@@ -377,7 +377,8 @@ def _check_estimates(frame: pl.DataFrame, segments: list[str], position: str) ->
 Examination = str | Mapping[int, float] | Sequence[float] | pl.Expr | pl.DataFrame | pl.LazyFrame
 
 
-def _from_mapping(values: Mapping[int, float], position: str) -> pl.Expr:
+def _from_mapping(values: Mapping[int, float], position: str) -> pl.LazyFrame:
+    """A table of the given probabilities by position (joined: a join streams, a replace not)."""
     for key, value in values.items():
         if isinstance(key, bool) or not isinstance(key, int) or key <= 0:
             msg = f"examination= maps positions (ints >= 1) to probabilities, got key {key!r}"
@@ -393,8 +394,9 @@ def _from_mapping(values: Mapping[int, float], position: str) -> pl.Expr:
                 f"{value!r}: a position never examined gives no unbiased click estimate"
             )
             raise InvalidOptionError(msg)
-    return pl.col(position).replace_strict(
-        list(values), [float(v) for v in values.values()], default=None, return_dtype=pl.Float64
+    return pl.LazyFrame(
+        {position: list(values), "examination": [float(v) for v in values.values()]},
+        schema={position: pl.Int64, "examination": pl.Float64},
     )
 
 
@@ -413,11 +415,12 @@ def _examination(
     elif isinstance(examination, pl.Expr):
         expr = examination.cast(pl.Float64)
     elif isinstance(examination, Mapping):
-        expr = _from_mapping(examination, position)
+        return _join_examination(lf, _from_mapping(examination, position), schema, position)
     elif isinstance(examination, (pl.DataFrame, pl.LazyFrame)):
         return _join_examination(lf, examination.lazy(), schema, position)
     elif isinstance(examination, (list, tuple)):
-        expr = _from_mapping({i + 1: v for i, v in enumerate(examination)}, position)
+        table = _from_mapping({i + 1: v for i, v in enumerate(examination)}, position)
+        return _join_examination(lf, table, schema, position)
     else:
         msg = (
             "examination= must be a mapping or list of probabilities by position, a column "
@@ -440,9 +443,24 @@ def _join_examination(
         )
         raise ColumnNotFoundError(msg)
     keys = [n for n in names if n not in _ESTIMATE_COLUMNS and n in schema]
-    table = table.select(*keys, pl.col("examination").cast(pl.Float64).alias(_EXAMINATION))
-    table = table.with_columns(pl.col(position).cast(schema[position]))
-    return lf.join(table, on=keys, how="left", nulls_equal=True)
+    # a table of probabilities is small: read it now, so a repeated key is refused before it
+    # could duplicate log rows in the join
+    given = table.select(*keys, pl.col("examination").cast(pl.Float64).alias(_EXAMINATION))
+    small = given.collect()
+    repeated = small.filter(small.select(keys).is_duplicated())
+    if repeated.height:
+        msg = (
+            f"the examination= table has several rows for the same {', '.join(keys)}: "
+            f"{_examples(repeated.select(keys))}"
+        )
+        raise InvalidOptionError(msg)
+    if not small[position].dtype.is_integer():
+        msg = f"the examination= table's {position!r} column must hold integer positions"
+        raise ColumnTypeError(msg)
+    # positions the log's dtype cannot hold are never logged: drop them, do not fail the cast
+    small = small.with_columns(pl.col(position).cast(schema[position], strict=False))
+    small = small.filter(pl.col(position).is_not_null())
+    return lf.join(small.lazy(), on=keys, how="left", nulls_equal=True)
 
 
 def _targets(score: object, schema: pl.Schema) -> dict[str, str]:
