@@ -152,9 +152,10 @@ def partial_sums(parts: Parts) -> pl.LazyFrame:
         w.max().alias(_WMAX),
     )
     term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
-    # A unit has at most one row per term (the family's contract), so rows count units.
+    # N_t counts the units with a row in the term (a unit may have several rows in it: a
+    # slate's positions, under one term): partitions hold whole units, so counts merge.
     per_term = lf.group_by(term_keys).agg(
-        pl.len().cast(pl.Int64).alias(_NT),
+        n_units.cast(pl.Int64).alias(_NT),
         *(
             agg
             for name, (_, a, b) in columns.items()

@@ -308,3 +308,16 @@ def _same(parts: Parts) -> dict:
         "unit": parts.unit,
         "term": parts.term,
     }
+
+
+def test_a_ratio_over_several_rows_per_unit_counts_units_not_rows() -> None:
+    """One term, units with several rows: N_t is the number of units (slates), not rows."""
+    rows = _slate_rows(4)
+    frame = pl.LazyFrame(rows).select(
+        "policy", "slate", pl.col("a").alias("sn__a"), pl.col("b").alias("sn__b")
+    )
+    out = estimate(Parts(frame, ["policy"], ["sn"], unit="slate"))
+    # sum(a) / sum(b): the units' share of the one term is 1.
+    expected = sum(r["a"] for r in rows) / sum(r["b"] for r in rows)
+    assert out["value"][0] == pytest.approx(expected, rel=1e-12)
+    assert out["n_queries"][0] == len({r["slate"] for r in rows})
