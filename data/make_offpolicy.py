@@ -293,9 +293,21 @@ def slate_truth(world: SlateWorld) -> dict[str, object]:
     }
 
 
-def simulate_slates(world: SlateWorld, n_slates: int, seed: int) -> pl.DataFrame:
+def simulate_slates(
+    world: SlateWorld, n_slates: int, seed: int, *, chunk: int = 500_000
+) -> pl.DataFrame:
     """A slate log: one row per shown position, cascade clicks, independent positions."""
     rng = np.random.default_rng(seed)
+    frames = [
+        _slate_chunk(world, rng, start, min(chunk, n_slates - start))
+        for start in range(0, n_slates, chunk)
+    ]
+    return pl.concat(frames)
+
+
+def _slate_chunk(
+    world: SlateWorld, rng: np.random.Generator, start: int, n_slates: int
+) -> pl.DataFrame:
     user = rng.choice(world.weight.size, size=n_slates, p=world.weight)
     length = world.length[user]
     # every slate draws MAX_SLATE positions; rows beyond its length are dropped at the end
@@ -311,7 +323,9 @@ def simulate_slates(world: SlateWorld, n_slates: int, seed: int) -> pl.DataFrame
     above = np.cumprod(1.0 - model_logged, axis=1)
     reached = np.concatenate([np.ones((n_slates, 1)), above[:, :-1]], axis=1)
     columns: dict[str, np.ndarray] = {
-        "query": np.repeat(np.arange(n_slates, dtype=np.int64)[:, None], MAX_SLATE, axis=1),
+        "query": np.repeat(
+            np.arange(start, start + n_slates, dtype=np.int64)[:, None], MAX_SLATE, axis=1
+        ),
         "user": np.repeat(user[:, None], MAX_SLATE, axis=1).astype(np.int32),
         "position": np.repeat(np.arange(1, MAX_SLATE + 1)[None, :], n_slates, axis=0),
         "item": (np.arange(MAX_SLATE)[None, :] * SLATE_POOL + item).astype(np.int32),
