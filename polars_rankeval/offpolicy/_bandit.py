@@ -469,6 +469,12 @@ def off_policy(
     if candidate and query is None:
         msg = "the candidate form (logged=) needs query= (the column naming each context)"
         raise InvalidOptionError(msg)
+    if not candidate and item is not None:
+        msg = (
+            "item= names the action in the candidate form (one row per candidate, with "
+            "logged=); the event form does not read it"
+        )
+        raise InvalidOptionError(msg)
     if candidate and target_reward_model is not None:
         msg = (
             "target_reward_model= is for the event form: with logged= the DM term is computed "

@@ -678,6 +678,8 @@ def test_options_are_checked() -> None:
         off_policy(_small(), "switch_dr", reward_model="reward", target_reward_model="reward")
     with pytest.raises(InvalidOptionError, match="shrinkage="):
         off_policy(_small(), "dr_os", reward_model="reward", target_reward_model="reward")
+    with pytest.raises(InvalidOptionError, match=r"item=.*candidate form"):
+        off_policy(_small(), "ips", item="query")
     with pytest.raises(InvalidOptionError, match="clip="):
         off_policy(_small(), "ips", clip=-1)
     with pytest.raises(InvalidOptionError, match="one column per target"):
