@@ -7,8 +7,12 @@ measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement
 ``rank-eval similarity LOG --by system`` how different two systems' lists are
 (:func:`polars_rankeval.similarity`). ``rank-eval check CANDIDATE --baseline BASELINE
 --fail-if "ndcg@10 < -0.005"`` is a regression gate (:func:`polars_rankeval.check`): exit status
-1 when a rule is broken. A log file that is itself named ``compare``, ``agreement``,
-``similarity`` or ``check`` is evaluated with ``rank-eval ./compare``.
+1 when a rule is broken. ``rank-eval off-policy LOG --target COLUMN`` estimates what a new
+policy would have earned on a log another policy produced
+(:func:`polars_rankeval.off_policy`; ``--slate``: :func:`polars_rankeval.slate_off_policy`),
+and ``rank-eval interleaving LOG`` credits interleaved rankers with their clicks
+(:func:`polars_rankeval.interleaving`). A log file that is itself named like one of these
+commands is evaluated with ``rank-eval ./compare``.
 
 Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
 naming the file or option at fault (never a traceback).
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -66,6 +70,7 @@ from polars_rankeval.cli._inputs import (
     _scan,
     run_stem,
 )
+from polars_rankeval.cli._offpolicy import _run_interleaving, _run_off_policy
 from polars_rankeval.cli._output import _ndeval, _render, _text_table, _write
 from polars_rankeval.cli._similarity import _run_similarity
 from polars_rankeval.errors import RankEvalError
@@ -227,6 +232,20 @@ def _ndeval_run(args: argparse.Namespace, data: pl.LazyFrame) -> tuple[str, list
     return str(tags["tag"][0] or ""), queries[query].to_list()
 
 
+def _subcommand(command: str | None) -> Callable[[Sequence[str]], None] | None:
+    """The function that runs a subcommand printing a table, None for a log to evaluate.
+
+    Looked up at each call, not bound at import: tests replace this module's names.
+    """
+    return {
+        "compare": _run_compare,
+        "agreement": _run_agreement,
+        "similarity": _run_similarity,
+        "off-policy": _run_off_policy,
+        "interleaving": _run_interleaving,
+    }.get(command or "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (0, or 2 on any mistake).
 
@@ -240,14 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with cleanup_on_sigterm(), _warnings_as_lines():
             status = 0
-            if arguments[:1] == ["compare"]:
-                _run_compare(arguments[1:])
-            elif arguments[:1] == ["check"]:
+            command = arguments[0] if arguments else None
+            if command == "check":
                 status = _run_check(arguments[1:])
-            elif arguments[:1] == ["agreement"]:
-                _run_agreement(arguments[1:])
-            elif arguments[:1] == ["similarity"]:
-                _run_similarity(arguments[1:])
+            elif (subcommand := _subcommand(command)) is not None:
+                subcommand(arguments[1:])
             else:
                 _run(arguments)
     except SystemExit as done:  # --help
