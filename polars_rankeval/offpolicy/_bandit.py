@@ -435,7 +435,23 @@ def off_policy(
         A propensity of 0, above 1, null or NaN; a target probability outside [0, 1]; a null,
         NaN or infinite reward or prediction; a non-deterministic target with ``replay``;
         candidate form: a context without exactly one logged row, or whose target
-        probabilities do not sum to 1. The message names the first rows or contexts.
+        probabilities do not sum to 1, or that repeats an action. The message names the
+        first rows (by their 0-based row number and ``query``) or contexts. The values are
+        checked in one pass over the log before the estimate's pass.
+    ColumnNotFoundError, ColumnTypeError
+        A column is missing, or not numeric (``logged``: not Boolean).
+    UnknownMetricError, InvalidOptionError
+        An unknown estimator; an option out of range or missing (``reward_model`` for the
+        model-based estimators, ``switch_threshold`` for ``switch_dr``, ``shrinkage`` for
+        ``dr_os``: they define the estimator, so they have no default).
+
+    Warns
+    -----
+    WeightWarning
+        The weights make an estimate unreliable (tiny effective sample size, mean weight far
+        from 1), or (candidate form) a target puts mass on actions logged with propensity 0.
+    EmptyEvaluationWarning
+        The log has no rows.
 
     Examples
     --------
