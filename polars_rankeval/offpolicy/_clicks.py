@@ -42,14 +42,16 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Literal
 
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.context import trec_key
+from polars_rankeval._engine.evaluate import Engine
+from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path, refuse_rows
+from polars_rankeval._engine.warn import user_site
 from polars_rankeval._names.split import metric_list
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -58,6 +60,7 @@ from polars_rankeval.errors import (
     InvalidOptionError,
     UnknownMetricError,
 )
+from polars_rankeval.offpolicy._core import Parts, estimate
 
 Lambda = Literal["dcg", "rr", "ctr"]
 _KNOWN: tuple[Lambda, ...] = ("dcg", "rr", "ctr")
@@ -70,6 +73,7 @@ POLICY = "policy"
 # What examination_from_randomized adds beside the position and the segments.
 _ESTIMATE_COLUMNS = ("impressions", "clicks", "ctr", "examination")
 _EXAMPLES = 3
+_ENGINES: list[Engine] = ["auto", "in-memory", "streaming"]
 
 
 @dataclass(frozen=True)
@@ -498,13 +502,6 @@ def _check_clip(clip: object) -> float | None:
     return float(clip)
 
 
-def _check_alpha(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        msg = f"alpha= must be a number between 0 and 1, got {alpha!r}"
-        raise InvalidOptionError(msg)
-    return float(alpha)
-
-
 def _checked_log(
     lf: pl.LazyFrame,
     schema: pl.Schema,
@@ -648,6 +645,11 @@ def click_metrics(
     clip: float | None = None,
     alpha: float = 0.05,
     per_query: bool = False,
+    baseline: str | None = None,
+    interval: Literal["normal", "bootstrap"] = "normal",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    engine: Engine = "auto",
 ) -> pl.DataFrame:
     """Click metrics of a new ranker on a click log, weighted by inverse examination probability.
 
@@ -660,7 +662,8 @@ def click_metrics(
     form descending, the project's rule), ``lambda`` = ``1/log2(rank+1)`` for ``dcg@k``,
     ``1/rank`` for ``rr@k``, ``1`` for ``ctr@k`` (0 past ``k``). The estimate is the mean of
     ``value(q)`` over impressions, ``se`` its standard error (sample standard deviation over
-    ``sqrt(n)``) and ``ci_low``/``ci_high`` the normal interval at level ``1 - alpha``.
+    ``sqrt(n)``), the interval normal (or bootstrap) at level ``1 - alpha``: the off-policy
+    core's summary (:mod:`polars_rankeval.offpolicy._core`), as for every estimator.
 
     Parameters
     ----------
@@ -668,8 +671,8 @@ def click_metrics(
         The click log, one row per item shown (DataFrame, LazyFrame, pandas, pyarrow or a
         path).
     metrics
-        ``"dcg@10,rr,ctr@5"``: ``dcg``/``dcg@k``, ``rr``/``rr@k``, ``ctr@k`` (a list or one
-        comma-separated string; ``dcg@5,10`` sweeps the cutoff).
+        ``"dcg@10,rr,ctr@5"``: ``dcg``/``dcg@k``, ``rr``/``rr@k``, ``ctr``/``ctr@k`` (a list or
+        one comma-separated string; ``dcg@5,10`` sweeps the cutoff).
     examination
         The examination probability of each logged position: a mapping ``{position: p}``, a
         list (``[p1, p2, ...]`` for positions 1, 2, ...), a column name, an expression
@@ -691,14 +694,22 @@ def click_metrics(
         One minus the confidence level of the interval.
     per_query
         True: one row per (ranker, segment, impression) with a column per metric, the
-        impression's ``value(q)``, for paired comparisons (``rke.compare_per_query`` with
-        ``by="policy"``).
+        impression's ``value(q)``: the per-query table that pairs rankers.
+    baseline
+        A ranker's name (a ``policy`` value): compare the others with it, paired by
+        impression, through :func:`~polars_rankeval.compare_per_query`.
+    interval, n_resamples, seed
+        ``"normal"`` or ``"bootstrap"`` (percentile, ``n_resamples`` draws of the impressions
+        from ``seed``).
+    engine
+        Polars' engine: ``"auto"``, ``"in-memory"`` or ``"streaming"``.
 
     Returns
     -------
     pl.DataFrame
         ``metric``, ``policy``, the ``by`` columns, ``n_queries`` (impressions), ``value``,
-        ``se``, ``ci_low``, ``ci_high``.
+        ``se``, ``ci_low``, ``ci_high`` and the weight diagnostics ``ess``, ``max_weight``,
+        ``mean_weight`` (null: the click weights are no importance weights of one unit).
 
     Examples
     --------
@@ -717,11 +728,12 @@ def click_metrics(
     >>> out.select("metric", "n_queries", "value").row(0)
     ('rr', 2, 1.0)
     """
-    alpha = _check_alpha(alpha)
+    site = user_site()
+    engine = check_choice("engine", engine, _ENGINES)
     if not isinstance(per_query, bool):
         msg = f"per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
-    parts, parsed = click_parts(
+    rows, parsed = click_parts(
         data,
         metrics,
         examination=examination,
@@ -733,40 +745,20 @@ def click_metrics(
         by=by,
         clip=clip,
     )
-    keys = [POLICY, *_by_list(by)]
-    names = [metric.name for metric in parsed]
-    per_impression = parts.group_by([*keys, query]).agg(
-        pl.col(f"{name}__m").sum().alias(name) for name in names
+    parts = Parts(
+        rows,
+        keys=[POLICY, *_by_list(by)],
+        estimators=[metric.name for metric in parsed],
+        unit=query,
+        site=site,
     )
-    if per_query:
-        return per_impression.sort([*keys, query]).collect()
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    summary = (
-        per_impression.group_by(keys)
-        .agg(
-            pl.len().cast(pl.Int64).alias("n_queries"),
-            *[
-                pl.struct(
-                    pl.col(name).mean().alias("value"),
-                    (pl.col(name).std(ddof=1) / pl.len().cast(pl.Float64).sqrt()).alias("se"),
-                ).alias(name)
-                for name in names
-            ],
-        )
-        .collect()
-    )
-    frames = [
-        summary.select(
-            pl.lit(name).alias("metric"),
-            *keys,
-            "n_queries",
-            pl.col(name).struct.field("value"),
-            pl.col(name).struct.field("se"),
-        ).sort(keys)
-        for name in names
-    ]
-    long = pl.concat(frames)
-    return long.with_columns(
-        (pl.col("value") - z * pl.col("se")).alias("ci_low"),
-        (pl.col("value") + z * pl.col("se")).alias("ci_high"),
+    return estimate(
+        parts,
+        alpha=alpha,
+        per_query=per_query,
+        baseline=baseline,
+        interval=interval,
+        n_resamples=n_resamples,
+        seed=seed,
+        engine=engine,
     )

@@ -162,6 +162,9 @@ def test_every_metric_equals_brute_force_by_segment_and_ranker() -> None:
         "se",
         "ci_low",
         "ci_high",
+        "ess",
+        "max_weight",
+        "mean_weight",
     ]
     _check_against_brute(out, frame, targets, ["device"])
     z = statistics.NormalDist().inv_cdf(0.95)
@@ -467,3 +470,32 @@ def test_simulated_position_based_clicks_recover_the_true_dcg() -> None:
     # the naive click metric (no weighting) is biased low: the correction matters here
     naive = click_metrics(pl.DataFrame(rows), "dcg@3", examination=dict.fromkeys(exam, 1.0))
     assert naive["value"].item() < truth["dcg@3"] - 4 * naive["se"].item()
+
+
+def test_baseline_pairs_rankers_by_impression() -> None:
+    frame = _log(seed=6)
+    out = click_metrics(
+        frame, "dcg@3,rr", examination=EXAM, score=["new", "old"], by="device", baseline="old"
+    )
+    for metric in ("dcg@3", "rr"):
+        new = _brute(frame, metric, "new", EXAM, ["device"])
+        old = _brute(frame, metric, "old", EXAM, ["device"])
+        for (device,), (_, value, _) in new.items():
+            row = out.filter((pl.col("metric") == metric) & (pl.col("device") == device))
+            assert row.height == 1
+            assert row["delta"].item() == pytest.approx(value - old[(device,)][1])
+
+
+def test_bootstrap_interval_brackets_the_estimate() -> None:
+    frame = _log(seed=9)
+    out = click_metrics(
+        frame,
+        "dcg",
+        examination=EXAM,
+        score="new",
+        interval="bootstrap",
+        n_resamples=200,
+        by="device",
+    )
+    assert (out["ci_low"] <= out["value"]).all()
+    assert (out["value"] <= out["ci_high"]).all()
