@@ -37,8 +37,6 @@ a log whose order was randomised (:func:`examination_from_randomized`).
 from __future__ import annotations
 
 import difflib
-import math
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,33 +44,45 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.context import trec_key
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
-from polars_rankeval._engine.tables import _scan_path, refuse_rows
 from polars_rankeval._engine.warn import user_site
 from polars_rankeval._names.split import metric_list
 from polars_rankeval.errors import (
-    ColumnNotFoundError,
     ColumnTypeError,
-    ColumnValueError,
     InvalidOptionError,
     UnknownMetricError,
 )
 from polars_rankeval.offpolicy._core import Parts, estimate
+from polars_rankeval.offpolicy._examination import (
+    EXAMINATION,
+    PREFIX,
+    Examination,
+    attach_examination,
+    by_list,
+    check_position_and_click,
+    examination_from_randomized,
+    power_law_examination,
+    read_log,
+    refuse,
+    require,
+)
+
+__all__ = [
+    "click_metrics",
+    "click_parts",
+    "examination_from_randomized",
+    "parse_click_metrics",
+    "power_law_examination",
+]
 
 Lambda = Literal["dcg", "rr", "ctr"]
 _KNOWN: tuple[Lambda, ...] = ("dcg", "rr", "ctr")
-_PREFIX = "__rke_click_"
-_EXAMINATION = _PREFIX + "examination"
-_WEIGHT = _PREFIX + "weight"
-_RANK = _PREFIX + "rank"
-_SCORE = _PREFIX + "score"
+_WEIGHT = PREFIX + "weight"
+_RANK = PREFIX + "rank"
+_SCORE = PREFIX + "score"
 POLICY = "policy"
-# What examination_from_randomized adds beside the position and the segments.
-_ESTIMATE_COLUMNS = ("impressions", "clicks", "ctr", "examination")
-_EXAMPLES = 3
 _ENGINES: list[Engine] = ["auto", "in-memory", "streaming"]
 
 
@@ -152,321 +162,6 @@ def parse_click_metrics(metrics: object) -> list[ClickMetric]:
     return parsed
 
 
-def power_law_examination(eta: float, *, position: str = "position") -> pl.Expr:
-    """Examination probability ``(1 / position) ** eta`` (a position-bias power law).
-
-    The usual simulation model of position bias (Joachims et al. 2017 sec. 6: ``eta`` = 1 is
-    "severity" 1); pass the expression as ``examination=``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"position": [1, 2, 4]})
-    >>> df.select(power_law_examination(1.0))["examination"].to_list()
-    [1.0, 0.5, 0.25]
-    """
-    if isinstance(eta, bool) or not isinstance(eta, int | float) or not math.isfinite(eta):
-        msg = f"eta of power_law_examination must be a finite number, got {eta!r}"
-        raise InvalidOptionError(msg)
-    if eta < 0:
-        msg = f"eta of power_law_examination must be >= 0 (lower positions seen less), got {eta}"
-        raise InvalidOptionError(msg)
-    return ((1.0 / pl.col(position).cast(pl.Float64)) ** float(eta)).alias("examination")
-
-
-def _read(data: object) -> pl.LazyFrame:
-    if isinstance(data, (str, os.PathLike)):
-        return _scan_path(data, "data")
-    return as_polars(data, "data").lazy()
-
-
-def _by_list(by: object) -> list[str]:
-    if by is None:
-        return []
-    if isinstance(by, str):
-        return [by]
-    if isinstance(by, (list, tuple)) and all(isinstance(b, str) for b in by):
-        return list(by)
-    msg = f"by must be a column name or a list of them, got {by!r}"
-    raise InvalidOptionError(msg)
-
-
-def _require(schema: pl.Schema, columns: Sequence[tuple[str, object]]) -> None:
-    """Each ``(option, column)`` must name a column of the log."""
-    for option, name in columns:
-        if not isinstance(name, str):
-            msg = f"option {option}= must be a column name, got {name!r}"
-            raise InvalidOptionError(msg)
-        if name not in schema:
-            msg = (
-                f"column {name!r} ({option}=) is not in the log; columns present: "
-                f"{list(schema.names())}"
-            )
-            raise ColumnNotFoundError(msg)
-
-
-def _examples(rows: pl.DataFrame) -> str:
-    """``(query, item, position) ('q1', 'a', 0), ...``: the first few offending rows."""
-    keys = rows.columns
-    shown = [
-        "(" + ", ".join(repr(row[key]) for key in keys) + ")"
-        for row in rows.head(_EXAMPLES).iter_rows(named=True)
-    ]
-    # our own columns (the examination probability) under the name the user passed them as
-    names = [key.removeprefix(_PREFIX) for key in keys]
-    return f"e.g. ({', '.join(names)}) {', '.join(shown)}"
-
-
-def _refuse(lf: pl.LazyFrame, bad: pl.Expr, shown: list[str], what: str) -> pl.LazyFrame:
-    """Refuse (when read) every row where ``bad`` holds; the message names the first rows."""
-
-    def message(rows: pl.DataFrame) -> str:
-        return f"{what}: {_examples(rows)}"
-
-    return refuse_rows(lf, bad.fill_null(value=True), shown, message)
-
-
-def _check_position_and_click(
-    lf: pl.LazyFrame, schema: pl.Schema, position: str, click: str, shown: list[str]
-) -> pl.LazyFrame:
-    if not schema[position].is_integer():
-        msg = (
-            f"column {position!r} (position=) must hold integer positions (1 = the top), "
-            f"got {schema[position]}"
-        )
-        raise ColumnTypeError(msg)
-    if not (schema[click] == pl.Boolean or schema[click].is_numeric()):
-        msg = f"column {click!r} (click=) must hold 0/1 or booleans, got {schema[click]}"
-        raise ColumnTypeError(msg)
-    lf = _refuse(
-        lf,
-        pl.col(position).is_null() | (pl.col(position) <= 0),
-        shown,
-        f"column {position!r} (position=) must be a position >= 1 (1 = the top) on every row, "
-        "found null or <= 0",
-    )
-    value = pl.col(click).cast(pl.Float64)
-    return _refuse(
-        lf,
-        value.is_null() | ~value.is_in([0.0, 1.0]),
-        shown,
-        f"column {click!r} (click=) must be 0 or 1 on every row, found another value or null",
-    )
-
-
-def examination_from_randomized(
-    data: object,
-    *,
-    position: str = "position",
-    click: str = "click",
-    by: str | Sequence[str] | None = None,
-) -> pl.DataFrame:
-    """Examination probability per position, from a log whose result order was randomised.
-
-    When the order shown is random, an item's relevance does not depend on its position, so
-    the click-through rate at a position is proportional to its examination probability
-    (result randomisation, Joachims et al. WSDM 2017 sec. 5; Agarwal et al. WSDM 2019 sec. 3)::
-
-        examination(j) = CTR(j) / CTR(1),   CTR(j) = clicks at j / rows shown at j
-
-    Position 1 is taken as always examined. Every position from 1 to the deepest logged one
-    needs impressions and at least one click, and no position may beat position 1's CTR (an
-    estimate above 1 means too few impressions): each is a clear error naming the position.
-
-    Parameters
-    ----------
-    data
-        The randomised log, one row per item shown (DataFrame, LazyFrame, pandas, pyarrow or
-        a path).
-    position, click
-        Column names: the position shown at (1 = the top), and the click (0/1).
-    by
-        Segment column(s): one estimate per segment (e.g. device).
-
-    Returns
-    -------
-    pl.DataFrame
-        ``by`` columns, ``position``, ``impressions`` (rows at the position), ``clicks``,
-        ``ctr`` and ``examination``: pass it to :func:`click_metrics` as ``examination=``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> log = pl.DataFrame(
-    ...     {"position": [1, 2, 1, 2, 1, 2, 1, 2], "click": [1, 1, 1, 0, 0, 0, 1, 0]}
-    ... )
-    >>> examination_from_randomized(log)["examination"].to_list()
-    [1.0, 0.3333333333333333]
-    """
-    segments = _by_list(by)
-    lf = _read(data)
-    schema = lf.collect_schema()
-    _require(schema, [("position", position), ("click", click), *[("by", b) for b in segments]])
-    lf = _check_position_and_click(lf, schema, position, click, [*segments, position, click])
-    per_position = (
-        lf.group_by([*segments, position])
-        .agg(
-            pl.len().cast(pl.Int64).alias("impressions"),
-            pl.col(click).cast(pl.Float64).sum().alias("clicks"),
-        )
-        .with_columns((pl.col("clicks") / pl.col("impressions")).alias("ctr"))
-        .sort([*segments, position])
-        .collect()
-    )
-    if per_position.height == 0:
-        msg = "examination_from_randomized: the log has no rows"
-        raise ColumnValueError(msg)
-    top = pl.col("ctr").filter(pl.col(position) == 1).first()
-    deepest = pl.col(position).max()
-    over = segments or None
-    checked = per_position.with_columns(
-        (pl.col("ctr") / (top.over(over) if over else top)).alias("examination"),
-        (pl.len().over(over) if over else pl.len()).alias(_PREFIX + "n"),
-        (deepest.over(over) if over else deepest).alias(_PREFIX + "deepest"),
-    )
-    _check_estimates(checked, segments, position)
-    return checked.drop(_PREFIX + "n", _PREFIX + "deepest")
-
-
-def _where(row: Mapping[str, object], segments: list[str]) -> str:
-    if not segments:
-        return ""
-    return " in segment " + ", ".join(f"{s}={row[s]!r}" for s in segments)
-
-
-def _check_estimates(frame: pl.DataFrame, segments: list[str], position: str) -> None:
-    """Raise for a segment with a position gap, no clicks at position 1, or a 0 or > 1 estimate."""
-    gaps = frame.filter(pl.col(_PREFIX + "n") != pl.col(_PREFIX + "deepest"))
-    if gaps.height:
-        row = gaps.row(0, named=True)
-        present = set(
-            frame.filter(
-                pl.all_horizontal([pl.col(s).eq_missing(row[s]) for s in segments] or [True])
-            )[position].to_list()
-        )
-        missing = [p for p in range(1, row[_PREFIX + "deepest"] + 1) if p not in present]
-        msg = (
-            f"examination_from_randomized: position(s) {missing[:5]}{_where(row, segments)} "
-            f"have no impressions (positions run to {row[_PREFIX + 'deepest']}): no "
-            "examination probability can be estimated there"
-        )
-        raise ColumnValueError(msg)
-    for row in frame.iter_rows(named=True):
-        where = _where(row, segments)
-        if row["examination"] is None or math.isnan(row["examination"]):
-            msg = (
-                f"examination_from_randomized: position 1{where} has no clicks "
-                f"({frame.filter(pl.col(position) == 1)['impressions'].sum()} rows), so no "
-                "examination probability is relative to it"
-            )
-            raise ColumnValueError(msg)
-        if row["examination"] == 0:
-            msg = (
-                f"examination_from_randomized: position {row[position]}{where} has no clicks "
-                f"in {row['impressions']} impressions: its examination estimate is 0, and a "
-                "click there could never be weighted; log more impressions or cut the "
-                "positions evaluated"
-            )
-            raise ColumnValueError(msg)
-        if row["examination"] > 1:
-            msg = (
-                f"examination_from_randomized: position {row[position]}{where} has a higher "
-                f"CTR than position 1 ({row['ctr']:.4g} > {row['ctr'] / row['examination']:.4g} "
-                f"over {row['impressions']} impressions): an examination estimate above 1 "
-                "means too few impressions for a stable estimate"
-            )
-            raise ColumnValueError(msg)
-
-
-Examination = str | Mapping[int, float] | Sequence[float] | pl.Expr | pl.DataFrame | pl.LazyFrame
-
-
-def _from_mapping(values: Mapping[int, float], position: str) -> pl.LazyFrame:
-    """A table of the given probabilities by position (joined: a join streams, a replace not)."""
-    for key, value in values.items():
-        if isinstance(key, bool) or not isinstance(key, int) or key <= 0:
-            msg = f"examination= maps positions (ints >= 1) to probabilities, got key {key!r}"
-            raise InvalidOptionError(msg)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or math.isnan(value)
-            or not 0 < value <= 1
-        ):
-            msg = (
-                f"examination= probability of position {key} must be in (0, 1], got "
-                f"{value!r}: a position never examined gives no unbiased click estimate"
-            )
-            raise InvalidOptionError(msg)
-    return pl.LazyFrame(
-        {position: list(values), "examination": [float(v) for v in values.values()]},
-        schema={position: pl.Int64, "examination": pl.Float64},
-    )
-
-
-def _examination(
-    lf: pl.LazyFrame, examination: object, schema: pl.Schema, position: str
-) -> pl.LazyFrame:
-    """The log with each row's examination probability in ``_EXAMINATION`` (null: none given)."""
-    if isinstance(examination, str):
-        _require(schema, [("examination", examination)])
-        if not schema[examination].is_numeric():
-            msg = (
-                f"column {examination!r} (examination=) must be numeric, got {schema[examination]}"
-            )
-            raise ColumnTypeError(msg)
-        expr = pl.col(examination).cast(pl.Float64)
-    elif isinstance(examination, pl.Expr):
-        expr = examination.cast(pl.Float64)
-    elif isinstance(examination, Mapping):
-        return _join_examination(lf, _from_mapping(examination, position), schema, position)
-    elif isinstance(examination, (pl.DataFrame, pl.LazyFrame)):
-        return _join_examination(lf, examination.lazy(), schema, position)
-    elif isinstance(examination, (list, tuple)):
-        table = _from_mapping({i + 1: v for i, v in enumerate(examination)}, position)
-        return _join_examination(lf, table, schema, position)
-    else:
-        msg = (
-            "examination= must be a mapping or list of probabilities by position, a column "
-            "name, an expression (power_law_examination(eta)) or a table with 'position' and "
-            f"'examination' columns (examination_from_randomized), got {type(examination)}"
-        )
-        raise InvalidOptionError(msg)
-    return lf.with_columns(expr.alias(_EXAMINATION))
-
-
-def _join_examination(
-    lf: pl.LazyFrame, table: pl.LazyFrame, schema: pl.Schema, position: str
-) -> pl.LazyFrame:
-    """Join a table of probabilities by position (and by the segments it shares with the log)."""
-    names = table.collect_schema().names()
-    if position not in names or "examination" not in names:
-        msg = (
-            f"the examination= table needs columns {position!r} and 'examination' "
-            f"(as examination_from_randomized returns), got {names}"
-        )
-        raise ColumnNotFoundError(msg)
-    keys = [n for n in names if n not in _ESTIMATE_COLUMNS and n in schema]
-    # a table of probabilities is small: read it now, so a repeated key is refused before it
-    # could duplicate log rows in the join
-    given = table.select(*keys, pl.col("examination").cast(pl.Float64).alias(_EXAMINATION))
-    small = given.collect()
-    repeated = small.filter(small.select(keys).is_duplicated())
-    if repeated.height:
-        msg = (
-            f"the examination= table has several rows for the same {', '.join(keys)}: "
-            f"{_examples(repeated.select(keys))}"
-        )
-        raise InvalidOptionError(msg)
-    if not small[position].dtype.is_integer():
-        msg = f"the examination= table's {position!r} column must hold integer positions"
-        raise ColumnTypeError(msg)
-    # positions the log's dtype cannot hold are never logged: drop them, do not fail the cast
-    small = small.with_columns(pl.col(position).cast(schema[position], strict=False))
-    small = small.filter(pl.col(position).is_not_null())
-    return lf.join(small.lazy(), on=keys, how="left", nulls_equal=True)
-
-
 def _targets(score: object, schema: pl.Schema) -> dict[str, str]:
     """``score=`` as {policy name: column}: one column, a list, or a mapping."""
     if isinstance(score, str):
@@ -484,7 +179,7 @@ def _targets(score: object, schema: pl.Schema) -> dict[str, str]:
         )
         raise InvalidOptionError(msg)
     for column in targets.values():
-        _require(schema, [("score", column)])
+        require(schema, [("score", column)])
         if not schema[column].is_numeric():
             msg = f"column {column!r} (score=) must be numeric, got {schema[column]}"
             raise ColumnTypeError(msg)
@@ -515,45 +210,45 @@ def _checked_log(
     """The log, refusing (when read) each malformed row with the rows named."""
     impression = keys  # (*by, query): one impression
     shown = [*keys, item, position]
-    lf = _refuse(
+    lf = refuse(
         lf,
         pl.any_horizontal([pl.col(name).is_null() for name in [*keys, item]]),
         shown,
         f"the impression and item columns ({', '.join(map(repr, [*keys, item]))}) must not be null",
     )
-    lf = _check_position_and_click(lf, schema, position, click, [*shown, click])
-    lf = _refuse(
+    lf = check_position_and_click(lf, schema, position, click, [*shown, click])
+    lf = refuse(
         lf,
         pl.len().over([*impression, position]) > 1,
         shown,
         f"each impression shows one item per position, but some impressions repeat a "
         f"position ({position!r})",
     )
-    lf = _refuse(
+    lf = refuse(
         lf,
         pl.len().over([*impression, item]) > 1,
         shown,
         f"each impression shows an item once, but some impressions repeat an item ({item!r})",
     )
     for column in dict.fromkeys(targets.values()):
-        lf = _refuse(
+        lf = refuse(
             lf,
             pl.col(column).cast(pl.Float64).is_nan().fill_null(value=False),
             [*shown, column],
             f"column {column!r} (score=) holds NaN; a null score leaves the item unranked, NaN "
             "has no place in the order",
         )
-    value = pl.col(_EXAMINATION)
-    lf = _refuse(
+    value = pl.col(EXAMINATION)
+    lf = refuse(
         lf,
         value.is_null() | value.is_nan(),
         shown,
         "examination= gives no examination probability for some logged positions (or NaN)",
     )
-    return _refuse(
+    return refuse(
         lf,
         (value <= 0) | (value > 1),
-        [*shown, _EXAMINATION],
+        [*shown, EXAMINATION],
         "examination probabilities must be in (0, 1]: a position never examined (0) gives no "
         "unbiased click estimate, and above 1 is no probability",
     )
@@ -581,11 +276,11 @@ def click_parts(
     impression as the unit.
     """
     parsed = parse_click_metrics(metrics)
-    segments = _by_list(by)
+    segments = by_list(by)
     clip_at = _check_clip(clip)
-    lf = _read(data)
+    lf = read_log(data)
     schema = lf.collect_schema()
-    _require(
+    require(
         schema,
         [
             ("query", query),
@@ -600,11 +295,11 @@ def click_parts(
         raise InvalidOptionError(msg)
     targets = _targets(score, schema)
     keys = [*segments, query]
-    lf = _examination(lf, examination, schema, position)
+    lf = attach_examination(lf, examination, schema, position)
     lf = _checked_log(
         lf, schema, keys=keys, item=item, position=position, click=click, targets=targets
     )
-    weight = 1.0 / pl.col(_EXAMINATION)
+    weight = 1.0 / pl.col(EXAMINATION)
     if clip_at is not None:
         weight = pl.min_horizontal(weight, pl.lit(clip_at))
     lf = lf.with_columns((pl.col(click).cast(pl.Float64) * weight).alias(_WEIGHT))
@@ -747,7 +442,7 @@ def click_metrics(
     )
     parts = Parts(
         rows,
-        keys=[POLICY, *_by_list(by)],
+        keys=[POLICY, *by_list(by)],
         estimators=[metric.name for metric in parsed],
         unit=query,
         site=site,
