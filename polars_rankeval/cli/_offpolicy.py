@@ -87,7 +87,7 @@ def _off_policy_parser() -> argparse.ArgumentParser:
         "-e",
         "--estimators",
         default=None,
-        help="comma-separated estimators (default: ips,snips; --slate: sips,iips,rips)",
+        help="comma-separated estimators (default: ips,snips; --slate: sips,rips)",
     )
     parser.add_argument(
         "--target",
@@ -183,7 +183,7 @@ def _off_policy_table(args: argparse.Namespace) -> pl.DataFrame:
             raise CliError(msg)
         return slate_off_policy(
             data,
-            args.estimators or "sips,iips,rips",
+            args.estimators or "sips,rips",
             query=args.query or "query",
             position=args.position,
             **options,  # type: ignore[arg-type]

@@ -146,17 +146,18 @@ def _kinds(option: str, value: object) -> dict[str, str]:
     raise InvalidOptionError(msg)
 
 
-def _targets(target: object, default: str | None) -> dict[str, dict[str, str]]:
-    """``target=`` as {policy: {kind: column}}; a bare column has the kind ``default``."""
+def _targets(target: object, default: Sequence[str] | None) -> dict[str, dict[str, str]]:
+    """``target=`` as {policy: {kind: column}}; a bare column plays the kinds ``default``."""
 
     def bare(column: object) -> dict[str, str]:
         if default is None:
             msg = (
-                f"option target= names the column {column!r} but propensity= gives several kinds, "
-                "so which kind it holds is unclear: pass target={policy: {kind: column}}"
+                f"option target= names the column {column!r} but propensity= gives several kinds "
+                "in different columns, so which kind it holds is unclear: pass "
+                "target={policy: {kind: column}}"
             )
             raise InvalidOptionError(msg)
-        return {default: _column("target", column)}
+        return dict.fromkeys(default, _column("target", column))
 
     if isinstance(target, str):
         return {target: bare(target)}
@@ -503,7 +504,7 @@ def parts_sets(
 
 def slate_off_policy(
     data: object,
-    estimators: str | Sequence[str] = "sips,iips,rips",
+    estimators: str | Sequence[str] = "sips,rips",
     *,
     query: str = "query",
     position: str = "position",
@@ -563,8 +564,9 @@ def slate_off_policy(
     target
         The target policies' probabilities of the same items, one policy or several evaluated
         in one pass: a column, a list of columns (each names its policy), or a dict
-        ``{policy: column}`` or ``{policy: {kind: column}}``. A bare column holds the kind that
-        ``propensity`` gives when it gives one (a column name: conditional).
+        ``{policy: column}`` or ``{policy: {kind: column}}``. A bare column holds the kinds that
+        ``propensity``'s column holds, when it gives one column (a column name: conditional;
+        ``{"conditional": "p", "item_position": "p"}``: both).
     reward_model
         ``cascade_dr``: the reward model's value for the logged item at its position, given
         the items above (obp's ``q_hat`` of the logged action).
@@ -649,7 +651,10 @@ def slate_off_policy(
         msg = f"option by= must not hold 'policy', the query or the position column: {by_list}"
         raise InvalidOptionError(msg)
     logging = _kinds("propensity", propensity)
-    default = next(iter(logging)) if len(logging) == 1 else None
+    # A bare target column plays the roles propensity='s one column plays: one kind, or several
+    # kinds given by the same column (a logging policy that draws each position on its own,
+    # whose conditional probability is also its item-position marginal).
+    default = list(logging) if len(set(logging.values())) == 1 else None
     targets = _targets(target, default)
     _require(names, logging, targets)
     expected = _per_policy("target_reward_model", target_reward_model, list(targets))

@@ -663,7 +663,7 @@ def test_missing_kinds_name_estimator_and_option() -> None:
     with pytest.raises(InvalidOptionError, match="reward_model="):
         slate_off_policy(_small(), "cascade_dr", propensity="p", target="pe")
     with pytest.raises(InvalidOptionError, match="several kinds"):
-        slate_off_policy(_small(), "sips", propensity={"joint": "p", "cascade": "p"}, target="pe")
+        slate_off_policy(_small(), "sips", propensity={"joint": "p", "cascade": "q"}, target="pe")
     with pytest.raises(InvalidOptionError, match="unknown kind 'jiont'"):
         slate_off_policy(_small(), "sips", propensity={"jiont": "p"}, target="pe")
 
@@ -783,3 +783,16 @@ def test_simulation_pseudo_inverse_under_a_product_logging_policy() -> None:
     )
     for row in out.iter_rows(named=True):
         assert abs(row["value"] - truth) < 4 * row["se"], (row, truth)
+
+
+def test_a_bare_target_plays_the_kinds_of_propensitys_one_column() -> None:
+    """propensity={"conditional": "p", "item_position": "p"} and target="pe": pe plays both."""
+    both = {"conditional": "p", "item_position": "p"}
+    short = slate_off_policy(_small(), "sips,iips", propensity=both, target="pe")
+    spelled = slate_off_policy(
+        _small(),
+        "sips,iips",
+        propensity=both,
+        target={"pe": {"conditional": "pe", "item_position": "pe"}},
+    )
+    assert short.equals(spelled)
