@@ -225,3 +225,15 @@ def test_options_names_and_refusals() -> None:
         rke.evaluate(log, ["psp@1"])
     with pytest.raises(InvalidOptionError, match="ties='expected'"):
         rke.evaluate(log, ["psp@1"], train=log.select("query", "item"), ties="expected")
+
+
+def test_a_per_system_metric_with_no_tie_bounds() -> None:
+    train = pl.DataFrame({"query": [1, 2, 2], "item": ["a", "a", "b"]})
+    log = pl.DataFrame(
+        {"query": [9, 9], "item": ["a", "b"], "score": [1.0, 1.0], "relevance": [1, 1]}
+    )
+    with pytest.raises(InvalidOptionError, match="not by propensity weight"):
+        rke.evaluate(log, ["psp@1"], train=train, ties="optimistic")
+    with pytest.warns(rke.PerSystemMetricWarning, match="psndcg@2"):
+        per_query = rke.evaluate(log, ["p@1", "psndcg@2"], train=train, per_query=True)
+    assert "psndcg@2" not in per_query.columns
