@@ -49,6 +49,13 @@ from polars_rankeval.gate import CheckResult, check
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
 from polars_rankeval.lists import from_lists
 from polars_rankeval.metrics import Metric
+from polars_rankeval.offpolicy import (
+    click_metrics,
+    examination_from_randomized,
+    interleaving,
+    off_policy,
+    slate_off_policy,
+)
 from polars_rankeval.ties import tie_report
 
 __version__ = "0.1.0"
@@ -83,16 +90,20 @@ __all__ = [
     "__version__",
     "bootstrap",
     "check",
+    "click_metrics",
     "compare",
     "compare_per_query",
     "discriminative_power",
     "evaluate",
+    "examination_from_randomized",
     "from_lists",
+    "interleaving",
     "join_run_qrels",
     "known_metrics",
     "label_agreement",
     "metric_expr",
     "metrics",
+    "off_policy",
     "parse_metric",
     "plot",
     "queries_needed",
@@ -101,5 +112,6 @@ __all__ = [
     "read_trec_run",
     "report",
     "similarity",
+    "slate_off_policy",
     "tie_report",
 ]

@@ -76,14 +76,16 @@ PARAMETERS: dict[str, str] = {
     "item": "the item (document) column's name",
     "score": "the score column's name",
     "relevance": "the relevance label column's name",
-    "by": "the column(s) whose values are the systems (one result row or group per value)",
+    "by": "the column(s) whose values are the systems (one result row or group per value); "
+    "off-policy and interleaving: segments of the log",
     "within": "segment column(s): each comparison is made inside each segment",
     "recommended": "from_lists: the column of recommended item lists",
     "relevant": "from_lists: the column of relevant item lists",
     "labels": "from_lists: the column of graded labels, parallel to `relevant`",
     "scores": "from_lists: the column of scores, parallel to `recommended`",
     # systems
-    "baseline": "the value of `by` naming the baseline system",
+    "baseline": "the value of `by` naming the baseline system (off-policy: a target policy's "
+    "name; interleaving: a team)",
     "system": "the value of `by` naming the system compared with the baseline",
     # metrics
     "metrics": "the metrics: names, Metric objects, or one comma-separated string",
@@ -137,6 +139,24 @@ PARAMETERS: dict[str, str] = {
     "floors": "check: metric -> the lowest allowed value",
     "ceilings": "check: metric -> the highest allowed value",
     "fail_on_missing_queries": "check: fail when the candidate lacks a query of the reference",
+    # off-policy evaluation (logs another policy produced)
+    "estimators": "the off-policy estimators: names or one comma-separated string",
+    "target": "the target policy's probability column(s) of the logged action (several: a list "
+    "or {name: column})",
+    "propensity": "the logging policy's probability column of the logged action",
+    "reward": "the reward column of the logged action",
+    "reward_model": "the reward model's prediction column for the row's action",
+    "target_reward_model": "per target policy, the reward model averaged over its actions (the "
+    "DM term)",
+    "logged": "candidate form: the boolean column marking each context's logged action",
+    "position": "the position column: where the log showed the item (1 = top)",
+    "clip": "the largest importance weight used (larger ones are cut to it)",
+    "switch_threshold": "switch_dr: the largest weight whose correction is kept",
+    "shrinkage": "dr_os: the shrinkage lambda of the weights",
+    "interval": "how intervals are made: 'normal' (from the standard error) or 'bootstrap'",
+    "examination": "click_metrics: the examination probability of each position",
+    "click": "the click column (0/1)",
+    "team": "interleaving: the column naming the ranker that contributed the row's item",
     # output
     "format": "the output format",
     "digits": "report: decimals shown",

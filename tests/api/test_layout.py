@@ -25,7 +25,16 @@ PACKAGE = Path(rke.__file__).parent
 #: packages. A new top-level file must be added here on purpose (and to the API guide).
 PUBLIC_MODULES = {"__init__", "__main__", "conventions", "errors", "expr", "io", "lists"}
 PUBLIC_MODULES |= {"namespace", "ties"}
-FEATURE_PACKAGES = {"agreement", "cli", "comparison", "gate", "metrics", "plot", "spark"}
+FEATURE_PACKAGES = {
+    "agreement",
+    "cli",
+    "comparison",
+    "gate",
+    "metrics",
+    "offpolicy",
+    "plot",
+    "spark",
+}
 PRIVATE_PACKAGES = {"_engine", "_names"}
 
 
