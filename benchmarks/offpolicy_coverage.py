@@ -214,7 +214,8 @@ def main() -> None:
     )
     print()
     print(
-        "| family | estimator | policy | truth | mean | bias | RMSE | coverage (95% CI) | width |"
+        "| family | estimator | policy | truth | mean | bias ± MC se | RMSE "
+        "| coverage of the 95% CI ± MC se | mean width |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for row in table.iter_rows(named=True):
