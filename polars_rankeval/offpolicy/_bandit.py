@@ -29,6 +29,7 @@ import difflib
 import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
@@ -37,7 +38,7 @@ from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
-from polars_rankeval._engine.warn import user_site, warn_at
+from polars_rankeval._engine.warn import Site, user_site, warn_at
 from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError, UnknownMetricError
 from polars_rankeval.offpolicy._bandit_log import (
     POLICY,
@@ -314,6 +315,103 @@ def _read(data: object) -> pl.LazyFrame:
     return frame.lazy() if isinstance(frame, pl.DataFrame) else frame
 
 
+@dataclass(frozen=True)
+class BanditParts:
+    """The checked options of :func:`off_policy`, and the parts of any log (or partition).
+
+    Picklable: Spark ships it to its workers, each building the parts of its partition.
+    """
+
+    names: tuple[str, ...]
+    log: Log
+    tune: Tuning
+
+    def parts(self, lf: pl.LazyFrame, *, engine: Engine, site: Site | None) -> Parts:
+        """The log's values checked, then its per-row parts (one set per target policy)."""
+        log = self.log
+        check_schema(lf.collect_schema(), log, self.tune)
+        if log.logged is not None:
+            rows = validate_candidates(lf, log, self.tune, engine, site or user_site())
+            lf, log = candidate_events(lf, log)
+        else:
+            rows = validate_events(lf, log, self.tune, engine)
+        if not rows and site is not None:
+            warn_at("the log has no rows: the result is empty", EmptyEvaluationWarning, site)
+        return Parts(
+            event_parts(lf, log, self.tune),
+            keys=[POLICY, *log.by],
+            estimators=list(self.names),
+            unit=log.query,
+            site=site,
+        )
+
+    def __call__(self, lf: pl.LazyFrame) -> Parts:
+        """A Spark partition's parts: checked in memory, no warning (the driver gives them)."""
+        return self.parts(lf, engine="in-memory", site=None)
+
+
+def prepare(
+    estimators: str | Sequence[str],
+    *,
+    target: str | Sequence[str] | Mapping[str, str],
+    propensity: str,
+    reward: str,
+    reward_model: str | None,
+    target_reward_model: str | Sequence[str] | Mapping[str, str] | None,
+    query: str | None,
+    item: str | None,
+    logged: str | None,
+    by: str | Sequence[str] | None,
+    clip: float | None,
+    switch_threshold: float | None,
+    shrinkage: float | None,
+) -> BanditParts:
+    """:func:`off_policy`'s options checked, before any row is read."""
+    names = parse_estimators(estimators)
+    tune = tuning(names, clip=clip, switch_threshold=switch_threshold, shrinkage=shrinkage)
+    targets = _policies(target)
+    by_names = () if by is None else (by,) if isinstance(by, str) else tuple(by)
+    candidate = logged is not None
+    if candidate and query is None:
+        msg = "the candidate form (logged=) needs query= (the column naming each context)"
+        raise InvalidOptionError(msg)
+    if not candidate and item is not None:
+        msg = (
+            "item= names the action in the candidate form (one row per candidate, with "
+            "logged=); the event form does not read it"
+        )
+        raise InvalidOptionError(msg)
+    if candidate and target_reward_model is not None:
+        msg = (
+            "target_reward_model= is for the event form: with logged= the DM term is computed "
+            "from target= and reward_model= over each context's candidate rows"
+        )
+        raise InvalidOptionError(msg)
+    log = Log(
+        targets=targets,
+        propensity=_column_name("propensity", propensity),
+        reward=_column_name("reward", reward),
+        reward_model=None if reward_model is None else _column_name("reward_model", reward_model),
+        target_reward_model=_per_policy("target_reward_model", target_reward_model, list(targets)),
+        query=None if query is None else _column_name("query", query),
+        item=None if item is None else _column_name("item", item),
+        logged=None if logged is None else _column_name("logged", logged),
+        by=tuple(_column_name("by", b) for b in by_names),
+    )
+    needs_model = [name for name in names if name in MODEL_ESTIMATORS]
+    if needs_model and log.reward_model is None:
+        msg = f"estimator(s) {needs_model} need reward_model= (the reward model's prediction)"
+        raise InvalidOptionError(msg)
+    if needs_model and not candidate and not log.target_reward_model:
+        msg = (
+            f"estimator(s) {needs_model} need target_reward_model= (per target policy, the "
+            "reward model averaged over its actions: sum_a target(a|x) * q(x, a)), or the "
+            "candidate form (logged=) that computes it"
+        )
+        raise InvalidOptionError(msg)
+    return BanditParts(names, log, tune)
+
+
 def off_policy(
     data: object,
     estimators: str | Sequence[str] = "ips,snips",
@@ -477,64 +575,22 @@ def off_policy(
     """
     site = user_site()
     engine = check_choice("engine", engine, _ENGINES)
-    names = parse_estimators(estimators)
-    tune = tuning(names, clip=clip, switch_threshold=switch_threshold, shrinkage=shrinkage)
-    targets = _policies(target)
-    by_names = () if by is None else (by,) if isinstance(by, str) else tuple(by)
-    candidate = logged is not None
-    if candidate and query is None:
-        msg = "the candidate form (logged=) needs query= (the column naming each context)"
-        raise InvalidOptionError(msg)
-    if not candidate and item is not None:
-        msg = (
-            "item= names the action in the candidate form (one row per candidate, with "
-            "logged=); the event form does not read it"
-        )
-        raise InvalidOptionError(msg)
-    if candidate and target_reward_model is not None:
-        msg = (
-            "target_reward_model= is for the event form: with logged= the DM term is computed "
-            "from target= and reward_model= over each context's candidate rows"
-        )
-        raise InvalidOptionError(msg)
-    log = Log(
-        targets=targets,
-        propensity=_column_name("propensity", propensity),
-        reward=_column_name("reward", reward),
-        reward_model=None if reward_model is None else _column_name("reward_model", reward_model),
-        target_reward_model=_per_policy("target_reward_model", target_reward_model, list(targets)),
-        query=None if query is None else _column_name("query", query),
-        item=None if item is None else _column_name("item", item),
-        logged=None if logged is None else _column_name("logged", logged),
-        by=tuple(_column_name("by", b) for b in by_names),
+    build = prepare(
+        estimators,
+        target=target,
+        propensity=propensity,
+        reward=reward,
+        reward_model=reward_model,
+        target_reward_model=target_reward_model,
+        query=query,
+        item=item,
+        logged=logged,
+        by=by,
+        clip=clip,
+        switch_threshold=switch_threshold,
+        shrinkage=shrinkage,
     )
-    needs_model = [name for name in names if name in MODEL_ESTIMATORS]
-    if needs_model and log.reward_model is None:
-        msg = f"estimator(s) {needs_model} need reward_model= (the reward model's prediction)"
-        raise InvalidOptionError(msg)
-    if needs_model and not candidate and not log.target_reward_model:
-        msg = (
-            f"estimator(s) {needs_model} need target_reward_model= (per target policy, the "
-            "reward model averaged over its actions: sum_a target(a|x) * q(x, a)), or the "
-            "candidate form (logged=) that computes it"
-        )
-        raise InvalidOptionError(msg)
-    lf = _read(data)
-    check_schema(lf.collect_schema(), log, tune)
-    if candidate:
-        rows = validate_candidates(lf, log, tune, engine, site)
-        lf, log = candidate_events(lf, log)
-    else:
-        rows = validate_events(lf, log, tune, engine)
-    if not rows:
-        warn_at("the log has no rows: the result is empty", EmptyEvaluationWarning, site)
-    parts = Parts(
-        event_parts(lf, log, tune),
-        keys=[POLICY, *log.by],
-        estimators=list(names),
-        unit=log.query,
-        site=site,
-    )
+    parts = build.parts(_read(data), engine=engine, site=site)
     return estimate(
         parts,
         alpha=alpha,

@@ -101,19 +101,26 @@ class Parts:
     site: Site | None = None
 
 
-def _columns(parts: Parts) -> dict[str, tuple[str | None, str | None, str | None]]:
-    """Per estimator, its (m, a, b) column names, None where the frame lacks one."""
+Columns = tuple[str | None, str | None, str | None, str | None]
+
+
+def _columns(parts: Parts) -> dict[str, Columns]:
+    """Per estimator, its (m, a, b, l) column names, None where the frame lacks one."""
     names = set(parts.frame.collect_schema().names())
-    out = {}
+    out: dict[str, Columns] = {}
     for name in parts.estimators:
-        m, a, b = (f"{name}__{part}" for part in "mab")
+        m, a, b, length = (f"{name}__{part}" for part in "mabl")
         out[name] = (
             m if m in names else None,
             a if a in names else None,
             b if b in names else None,
+            length if length in names else None,
         )
         if (out[name][1] is None) != (out[name][2] is None):  # pragma: no cover - family bug
             msg = f"estimator {name!r} has only one of its ratio columns"
+            raise AssertionError(msg)
+        if out[name][3] is not None and out[name][1] is None:  # pragma: no cover - family bug
+            msg = f"estimator {name!r} scales a ratio part it does not have"
             raise AssertionError(msg)
     return out
 
@@ -145,7 +152,12 @@ def partial_sums(parts: Parts) -> pl.LazyFrame:
     n_units = pl.col(parts.unit).n_unique() if parts.unit is not None else pl.len()
     per_key = lf.group_by(parts.keys).agg(
         n_units.cast(pl.Int64).alias(_N),
-        *(_sum(m).alias(f"{name}__M") for name, (m, _, _) in columns.items()),
+        *(_sum(m).alias(f"{name}__M") for name, (m, _, _, _) in columns.items()),
+        *(
+            _sum(length).alias(f"{name}__L")
+            for name, (_, _, _, length) in columns.items()
+            if length is not None
+        ),
         w.count().cast(pl.Int64).alias(_NW),
         w.sum().alias(_SW),
         (w * w).sum().alias(_SW2),
@@ -158,7 +170,7 @@ def partial_sums(parts: Parts) -> pl.LazyFrame:
         n_units.cast(pl.Int64).alias(_NT),
         *(
             agg
-            for name, (_, a, b) in columns.items()
+            for name, (_, a, b, _) in columns.items()
             if a is not None
             for agg in (_sum(a).alias(f"{name}__A"), _sum(b).alias(f"{name}__B"))
         ),
@@ -182,13 +194,14 @@ def merge_sums(sums: pl.DataFrame, parts: Parts) -> tuple[pl.DataFrame, pl.DataF
         .agg(
             pl.col(_N).sum(),
             *(pl.col(f"{name}__M").sum() for name in columns),
+            *(pl.col(f"{name}__L").sum() for name, cols in columns.items() if cols[3] is not None),
             pl.col(_NW).sum(),
             pl.col(_SW).sum(),
             pl.col(_SW2).sum(),
             pl.col(_WMAX).max(),
         )
     )
-    ratio = [name for name, (_, a, _) in columns.items() if a is not None]
+    ratio = [name for name, (_, a, _, _) in columns.items() if a is not None]
     per_term = (
         sums.filter(pl.col(_KIND) == "term")
         .group_by(term_keys)
@@ -209,7 +222,7 @@ def finish_values(
     per_term = per_term.join(
         per_key.select(*parts.keys, _N), on=parts.keys, how="left", nulls_equal=True
     )
-    ratio = [name for name, (_, a, _) in columns.items() if a is not None]
+    ratio = [name for name, (_, a, _, _) in columns.items() if a is not None]
     constants = per_term.select(
         *term_keys,
         *(
@@ -247,17 +260,26 @@ def finish_values(
     values = (
         per_key.join(ratio_part, on=parts.keys, how="left", nulls_equal=True) if ratio else per_key
     )
+    # Lambda: the scale of a ratio part, the mean of its l over the units (1 without l).
+    values = values.with_columns(
+        (pl.col(f"{name}__L") / pl.col(_N) if length is not None else pl.lit(1.0)).alias(
+            f"{name}__Lambda"
+        )
+        for name, (_, _, _, length) in columns.items()
+        if name in ratio
+    )
     values = values.select(
         *parts.keys,
         _N,
         *(
             (
                 pl.col(f"{name}__M") / pl.col(_N)
-                + (pl.col(f"{name}__C") if name in ratio else _zero())
+                + (pl.col(f"{name}__C") * pl.col(f"{name}__Lambda") if name in ratio else _zero())
             ).alias(name)
             for name in columns
         ),
         *(pl.col(f"{name}__C") for name in ratio),
+        *(pl.col(f"{name}__Lambda") for name in ratio),
         _NW,
         _SW,
         _SW2,
@@ -274,7 +296,8 @@ def influence(
     """One row per unit: the keys, the unit and psi per estimator (mean psi == value)."""
     columns = _columns(parts)
     term_keys = [*parts.keys, parts.term] if parts.term is not None else parts.keys
-    ratio = [name for name, (_, a, _) in columns.items() if a is not None]
+    ratio = [name for name, (_, a, _, _) in columns.items() if a is not None]
+    scaled = [name for name, (_, _, _, length) in columns.items() if length is not None]
     lf = parts.frame
     if ratio:
         lf = lf.join(
@@ -284,14 +307,27 @@ def influence(
             on=term_keys,
             how="left",
             nulls_equal=True,
+        ).join(
+            values.lazy().select(
+                *parts.keys,
+                *(pl.col(f"{n}__Lambda") for n in ratio),
+                *(pl.col(f"{n}__C") for n in scaled),
+            ),
+            on=parts.keys,
+            how="left",
+            nulls_equal=True,
         )
     row_parts = []
-    for name, (m, a, b) in columns.items():
+    for name, (m, a, b, length) in columns.items():
         expr = pl.col(m).cast(pl.Float64) if m is not None else _zero()
         if a is not None and b is not None:
-            expr = expr + pl.col(f"{name}__S") * (
+            expr = expr + pl.col(f"{name}__S") * pl.col(f"{name}__Lambda") * (
                 pl.col(a).cast(pl.Float64) - pl.col(f"{name}__R") * pl.col(b).cast(pl.Float64)
             )
+        if length is not None:
+            # A scaled ratio part P * Lambda moves with the unit's length: P * (l_i - Lambda),
+            # and with its constant P * Lambda that is P * l_i.
+            expr = expr + pl.col(f"{name}__C") * pl.col(length).cast(pl.Float64)
         row_parts.append(expr.alias(name))
     if parts.unit is not None:
         # A unit's psi is null when one of its terms is null (0/0): sum() would read it as 0.
@@ -305,12 +341,13 @@ def influence(
         )
     else:
         per_unit = lf.select(*parts.keys, *row_parts)
-    if ratio:
-        shares = values.lazy().select(*parts.keys, *(pl.col(f"{n}__C") for n in ratio))
+    unscaled = [name for name in ratio if name not in scaled]
+    if unscaled:  # the ratio part's constant, once per unit (a scaled one rode the rows)
+        shares = values.lazy().select(*parts.keys, *(pl.col(f"{n}__C") for n in unscaled))
         per_unit = (
             per_unit.join(shares, on=parts.keys, how="left", nulls_equal=True)
-            .with_columns((pl.col(name) + pl.col(f"{name}__C")).alias(name) for name in ratio)
-            .drop(f"{n}__C" for n in ratio)
+            .with_columns((pl.col(name) + pl.col(f"{name}__C")).alias(name) for name in unscaled)
+            .drop(f"{n}__C" for n in unscaled)
         )
     return per_unit
 
@@ -369,7 +406,7 @@ def _warn_weights(summary: pl.DataFrame, keys: Sequence[str], site: Site) -> Non
 
 def _bootstrap(
     parts: Parts,
-    columns: dict[str, tuple[str | None, str | None, str | None]],
+    columns: dict[str, Columns],
     *,
     n_resamples: int,
     alpha: float,
@@ -397,7 +434,7 @@ def _bootstrap(
         n_terms = int(terms.max()) + 1 if len(terms) else 0
         draws = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples) if n else None
         record: dict[str, object] = dict(zip(parts.keys, key, strict=True))
-        for name, (m, a, b) in columns.items():
+        for name, (m, a, b, length) in columns.items():
             if draws is None:
                 record[f"{name}__low"] = record[f"{name}__high"] = None
                 continue
@@ -408,12 +445,17 @@ def _bootstrap(
                 value += counts @ group[m].cast(pl.Float64).to_numpy() / n
             if a is not None and b is not None:
                 av, bv = group[a].cast(pl.Float64).to_numpy(), group[b].cast(pl.Float64).to_numpy()
+                ratio_part = np.zeros(n_resamples)
                 for t in range(n_terms):
                     in_t = terms == t
                     big_a, big_b = counts[:, in_t] @ av[in_t], counts[:, in_t] @ bv[in_t]
-                    n_t = counts[:, in_t].sum(axis=1)
+                    # N_t: the drawn units with a row in the term (not their rows).
+                    n_t = draws[:, np.unique(codes[in_t])].sum(axis=1)
                     with np.errstate(divide="ignore", invalid="ignore"):
-                        value += np.where(big_b != 0, big_a / big_b, np.nan) * n_t / n
+                        ratio_part += np.where(big_b != 0, big_a / big_b, np.nan) * n_t / n
+                if length is not None:
+                    ratio_part *= counts @ group[length].cast(pl.Float64).to_numpy() / n
+                value += ratio_part
             finite = value[np.isfinite(value)]
             low, high = (
                 np.quantile(finite, [alpha / 2, 1 - alpha / 2]) if len(finite) else (None, None)

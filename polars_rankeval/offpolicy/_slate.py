@@ -29,10 +29,10 @@ at the top).
 
 from __future__ import annotations
 
-import difflib
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -42,284 +42,19 @@ from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.warn import Site, user_site
 from polars_rankeval.errors import (
-    ColumnNotFoundError,
-    ColumnTypeError,
-    ColumnValueError,
-    InvalidOptionError,
-    UnknownMetricError,
     WeightWarning,
 )
 from polars_rankeval.offpolicy._core import WEIGHT, Interval, Parts, estimate
-
-#: the estimators this module computes, in the order results list them
-ESTIMATORS: tuple[str, ...] = (
-    "sips",
-    "iips",
-    "rips",
-    "snsips",
-    "sniips",
-    "snrips",
-    "pi",
-    "cascade_dr",
+from polars_rankeval.offpolicy._slate_log import (
+    _DERIVED,
+    _POLICY,
+    _W,
+    NEEDS,
+    PER_POSITION,
+    SlateLog,
+    _has,
+    prepare,
 )
-#: the kinds of slate probability a propensity or target column can hold
-KINDS: tuple[str, ...] = ("conditional", "joint", "item_position", "cascade")
-#: which probability each estimator weighs by
-NEEDS: dict[str, str] = {
-    "sips": "joint",
-    "snsips": "joint",
-    "iips": "item_position",
-    "sniips": "item_position",
-    "pi": "item_position",
-    "rips": "cascade",
-    "snrips": "cascade",
-    "cascade_dr": "cascade",
-}
-#: the self-normalised estimators obp normalises per position (a term per position)
-PER_POSITION = frozenset({"sniips", "snrips"})
-_DERIVED = frozenset({"joint", "cascade"})  # the kinds the conditional probabilities give
-_KIND_TEXT = {
-    "conditional": "the probability of the shown item at its position given the items above",
-    "joint": "the probability of the whole slate",
-    "item_position": "the probability of the shown item at its position (marginal)",
-    "cascade": "the probability of the slate's items from the top down to this position",
-}
-_POLICY = "policy"
-_EXAMPLES = 3
-_ROWS = "__rke_rows"
-_W = "__rke_w_"  # + kind: the row's importance weight of that kind
-
-
-def parse_estimators(estimators: str | Sequence[str]) -> tuple[str, ...]:
-    """The estimator names, lower-cased, in order, each once.
-
-    Examples
-    --------
-    >>> parse_estimators("sips, SNRIPS,sips,cascade-dr")
-    ('sips', 'snrips', 'cascade_dr')
-    """
-    names = estimators.split(",") if isinstance(estimators, str) else list(estimators)
-    out: list[str] = []
-    for name in names:
-        if not isinstance(name, str):
-            msg = f"estimators= must hold estimator names (str), got {name!r}"
-            raise InvalidOptionError(msg)
-        key = name.strip().lower().replace("-", "_")
-        if key not in ESTIMATORS:
-            close = difflib.get_close_matches(key, ESTIMATORS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"unknown estimator {name!r}: the slate estimators are {list(ESTIMATORS)}{hint}"
-            raise UnknownMetricError(msg)
-        if key not in out:
-            out.append(key)
-    if not out:
-        msg = f"estimators= names no estimator; choose from {list(ESTIMATORS)}"
-        raise InvalidOptionError(msg)
-    return tuple(out)
-
-
-def _column(option: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        msg = f"option {option}= must be a column name (str), got {value!r}"
-        raise InvalidOptionError(msg)
-    return value
-
-
-def _kinds(option: str, value: object) -> dict[str, str]:
-    """A column name (conditional probabilities) or a dict {kind: column}, as {kind: column}."""
-    if isinstance(value, str):
-        return {"conditional": _column(option, value)}
-    if isinstance(value, Mapping) and value:
-        out: dict[str, str] = {}
-        for kind, column in value.items():
-            if kind not in KINDS:
-                close = difflib.get_close_matches(str(kind), KINDS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                msg = f"option {option}= has an unknown kind {kind!r}: the kinds are {list(KINDS)}"
-                raise InvalidOptionError(msg + hint)
-            out[kind] = _column(option, column)
-        return out
-    msg = (
-        f"option {option}= must be a column of conditional probabilities or a dict "
-        f"{{kind: column}} with kinds among {list(KINDS)}, got {value!r}"
-    )
-    raise InvalidOptionError(msg)
-
-
-def _targets(target: object, default: Sequence[str] | None) -> dict[str, dict[str, str]]:
-    """``target=`` as {policy: {kind: column}}; a bare column plays the kinds ``default``."""
-
-    def bare(column: object) -> dict[str, str]:
-        if default is None:
-            msg = (
-                f"option target= names the column {column!r} but propensity= gives several kinds "
-                "in different columns, so which kind it holds is unclear: pass "
-                "target={policy: {kind: column}}"
-            )
-            raise InvalidOptionError(msg)
-        return dict.fromkeys(default, _column("target", column))
-
-    if isinstance(target, str):
-        return {target: bare(target)}
-    out: dict[str, dict[str, str]] = {}
-    if isinstance(target, Mapping):
-        for policy, spec in target.items():
-            name = _column("target", policy)
-            out[name] = bare(spec) if isinstance(spec, str) else _kinds(f"target[{name!r}]", spec)
-    elif isinstance(target, Sequence):
-        for column in target:
-            if _column("target", column) in out:
-                msg = f"option target= names the column {column!r} twice"
-                raise InvalidOptionError(msg)
-            out[column] = bare(column)
-    if not out:
-        msg = "option target= must name the target policy's column(s), got " + repr(target)
-        raise InvalidOptionError(msg)
-    return out
-
-
-def _per_policy(option: str, value: object, policies: Sequence[str]) -> dict[str, str]:
-    """An option holding one column per target policy, as {policy: column}."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        if len(policies) != 1:
-            msg = (
-                f"option {option}= must name one column per target policy ({list(policies)}): "
-                f"pass a dict {{policy: column}} or a list in the order of target=, got {value!r}"
-            )
-            raise InvalidOptionError(msg)
-        return {policies[0]: value}
-    if isinstance(value, Mapping):
-        out = {str(k): _column(option, v) for k, v in value.items()}
-    elif isinstance(value, Sequence):
-        columns = [_column(option, v) for v in value]
-        if len(columns) != len(policies):
-            msg = (
-                f"option {option}= lists {len(columns)} column(s) for {len(policies)} target "
-                f"policies {list(policies)}; give one per policy, in the order of target="
-            )
-            raise InvalidOptionError(msg)
-        out = dict(zip(policies, columns, strict=True))
-    else:
-        msg = f"option {option}= must be a column, a list or a dict {{policy: column}}"
-        raise InvalidOptionError(msg)
-    if set(out) != set(policies):
-        msg = (
-            f"option {option}= must give a column for each target policy {list(policies)}, "
-            f"got one for {sorted(out)}"
-        )
-        raise InvalidOptionError(msg)
-    return out
-
-
-def _has(spec: Mapping[str, str], kind: str) -> bool:
-    """Whether ``spec`` gives ``kind`` directly or through the conditional probabilities."""
-    return kind in spec or (kind in _DERIVED and "conditional" in spec)
-
-
-def _require(
-    estimators: Sequence[str], logging: Mapping[str, str], targets: Mapping[str, dict[str, str]]
-) -> None:
-    """A clear error for the first estimator whose probabilities are not given."""
-    for name in estimators:
-        kind = NEEDS[name]
-        derive = " (or 'conditional', from which it is derived)" if kind in _DERIVED else ""
-        why = (
-            ""
-            if kind in _DERIVED
-            else "; it cannot be derived from conditional probabilities. Where the logging "
-            "policy draws each position independently the two are equal: "
-            "propensity={'conditional': col, 'item_position': col}"
-        )
-        if not _has(logging, kind):
-            msg = (
-                f"estimator {name!r} needs the logging policy's {kind} probability "
-                f"({_KIND_TEXT[kind]}): pass propensity={{{kind!r}: column}}{derive}{why}"
-            )
-            raise InvalidOptionError(msg)
-        for policy, spec in targets.items():
-            if not _has(spec, kind):
-                msg = (
-                    f"estimator {name!r} needs target policy {policy!r}'s {kind} probability "
-                    f"({_KIND_TEXT[kind]}): pass target={{{policy!r}: {{{kind!r}: column}}}}"
-                    f"{derive}"
-                )
-                raise InvalidOptionError(msg)
-
-
-# -- checks -------------------------------------------------------------------------------
-
-
-def _check_schema(lf: pl.LazyFrame, roles: Sequence[tuple[str, str, str]]) -> None:
-    """Missing columns and wrong dtypes; ``roles`` holds (column, option, 'id'|'int'|'num')."""
-    schema = lf.collect_schema()
-    for column, option, dtype in roles:
-        if column not in schema:
-            msg = (
-                f"column {column!r} (option {option}=) is not in the log; its columns are "
-                f"{schema.names()}"
-            )
-            raise ColumnNotFoundError(msg)
-        have = schema[column]
-        if dtype == "int" and not have.is_integer():
-            msg = f"column {column!r} (option {option}=) must hold integers, got {have}"
-            raise ColumnTypeError(msg)
-        if dtype == "num" and not (have.is_integer() or have.is_float() or have == pl.Boolean):
-            msg = f"column {column!r} (option {option}=) must hold numbers, got {have}"
-            raise ColumnTypeError(msg)
-
-
-def _shown(frame: pl.DataFrame, ids: Sequence[str], value: str | None) -> str:
-    label = "(" + ", ".join(ids) + ")"
-    rows = []
-    for row in frame.head(_EXAMPLES).iter_rows(named=True):
-        text = "(" + ", ".join(repr(row[c]) for c in ids) + ")"
-        text += f": {row[value]!r}" if value is not None else ""
-        rows.append(text + (f" ({row[_ROWS]} rows)" if row.get(_ROWS, 1) > 1 else ""))
-    return f"e.g. {label} {', '.join(rows)}"
-
-
-def _check_values(
-    lf: pl.LazyFrame,
-    checks: Sequence[tuple[pl.Expr, str, str | None]],
-    ids: Sequence[str],
-    engine: Engine,
-) -> None:
-    """Raise for the first check that some rows fail: (flag, what is wrong, column shown)."""
-    if not checks:
-        return
-    counts = lf.select(
-        flag.fill_null(False).sum().alias(str(i)) for i, (flag, _, _) in enumerate(checks)
-    ).collect(engine=engine)
-    for i, (flag, what, value) in enumerate(checks):
-        bad = counts[str(i)][0]
-        if not bad:
-            continue
-        shown = [*ids, *([value] if value is not None and value not in ids else [])]
-        first = (
-            lf.filter(flag.fill_null(False))
-            .group_by(shown)
-            .agg(pl.len().alias(_ROWS))  # a repeated position is shown once, with its count
-            .sort(list(ids), nulls_last=True)
-            .head(_EXAMPLES)
-            .collect(engine=engine)
-        )
-        msg = f"{bad} row(s) {what}, {_shown(first, ids, value)}"
-        raise ColumnValueError(msg)
-
-
-def _probability_checks(
-    column: str, option: str, *, logging: bool
-) -> tuple[pl.Expr, str, str | None]:
-    p = pl.col(column).cast(pl.Float64)
-    low = p <= 0 if logging else p < 0
-    bad = p.is_null() | p.is_nan() | low | (p > 1)
-    span = "(0, 1] (a logged item must have had a chance to be shown)" if logging else "[0, 1]"
-    return bad, f"have a {option}= probability ({column!r}) outside {span}, null or NaN", column
-
-
-# -- parts --------------------------------------------------------------------------------
 
 
 def _probability(spec: Mapping[str, str], kind: str, slate: list[str], position: str) -> pl.Expr:
@@ -436,14 +171,13 @@ def slate_parts(
             parts.append((r * wk).alias(f"{name}__m"))
         elif name == "snsips":
             # obp divides by the weights' mean over ROWS (not slates) and by the number of
-            # slates, i.e. sum(r*w) / sum_rows(w) * n_rows / n_slates; the last factor is the
-            # segment's mean slate length (exactly the slate size when slates are complete; the
-            # standard error takes it as fixed, so with slates of varying length it is close).
-            length = pl.len().over(by) if by else pl.len()
-            slates = pl.col(query).n_unique().over(by) if by else pl.col(query).n_unique()
+            # slates: sum(r*w) / sum_rows(w) * n_rows / n_slates. The last factor, the mean
+            # slate length, is the core's scale: l = 1 per row sums to the rows, so it merges
+            # across passes and Spark partitions and enters the standard error exactly.
             parts += [
-                (r * wk * length.cast(pl.Float64) / slates.cast(pl.Float64)).alias(f"{name}__a"),
+                (r * wk).alias(f"{name}__a"),
                 wk.alias(f"{name}__b"),
+                pl.lit(1.0).alias(f"{name}__l"),
             ]
         elif name in PER_POSITION:
             parts += [(r * wk).alias(f"{name}__a"), wk.alias(f"{name}__b")]
@@ -487,7 +221,7 @@ def parts_sets(
     ):
         if not group:
             continue
-        wanted = {f"{n}__{part}" for n in group for part in "mab"} | {WEIGHT}
+        wanted = {f"{n}__{part}" for n in group for part in "mabl"} | {WEIGHT}
         kept = [c for c in names if c in wanted]
         frame = rows.select(*keys, query, position, *kept)
         if term is None:
@@ -500,6 +234,49 @@ def parts_sets(
 
 
 # -- the public function ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlateParts:
+    """A slate log's parts: one or two sets (:func:`parts_sets`), from any log or partition.
+
+    Picklable: Spark ships it to its workers; ``SlateParts(log, index)`` called on a
+    partition gives that partition's set ``index``.
+    """
+
+    log: SlateLog
+    index: int = 0
+
+    def sets(self, lf: pl.LazyFrame, *, engine: Engine, site: Site | None) -> list[Parts]:
+        """The log's values checked, then every target policy's parts, in one or two sets."""
+        log = self.log
+        log.check(lf, engine)
+        rows = pl.concat(
+            [
+                slate_parts(
+                    lf,
+                    estimators=log.names,
+                    policy=policy,
+                    logging=log.logging,
+                    target=spec,
+                    query=log.query,
+                    position=log.position,
+                    reward=log.reward,
+                    reward_model=log.reward_model,
+                    target_reward_model=log.expected.get(policy),
+                    by=list(log.by),
+                )
+                for policy, spec in log.targets.items()
+            ],
+            how="vertical",
+        )
+        return parts_sets(
+            rows, log.names, keys=log.keys, query=log.query, position=log.position, site=site
+        )
+
+    def __call__(self, lf: pl.LazyFrame) -> Parts:
+        """Set ``index`` of a Spark partition's parts (checked in memory)."""
+        return self.sets(lf, engine="in-memory", site=None)[self.index]
 
 
 def slate_off_policy(
@@ -640,75 +417,21 @@ def slate_off_policy(
     └────────┴────────┴───────────┴───────┴───────────┘
     """
     site = user_site()
-    names = parse_estimators(estimators)
     engine = check_choice("engine", engine, ["auto", "in-memory", "streaming"])
-    for option, value in (("query", query), ("position", position), ("reward", reward)):
-        _column(option, value)
-    by_list = [] if by is None else [by] if isinstance(by, str) else list(by)
-    for column in by_list:
-        _column("by", column)
-    if _POLICY in by_list or query in by_list or position in by_list:
-        msg = f"option by= must not hold 'policy', the query or the position column: {by_list}"
-        raise InvalidOptionError(msg)
-    logging = _kinds("propensity", propensity)
-    # A bare target column plays the roles propensity='s one column plays: one kind, or several
-    # kinds given by the same column (a logging policy that draws each position on its own,
-    # whose conditional probability is also its item-position marginal).
-    default = list(logging) if len(set(logging.values())) == 1 else None
-    targets = _targets(target, default)
-    _require(names, logging, targets)
-    expected = _per_policy("target_reward_model", target_reward_model, list(targets))
-    if "cascade_dr" in names and (reward_model is None or not expected):
-        msg = (
-            "estimator 'cascade_dr' needs reward_model= (the reward model's value of the logged "
-            "item at its position) and target_reward_model= (that model averaged over the "
-            "target policy's choice at the position, a column per target policy)"
-        )
-        raise InvalidOptionError(msg)
-
+    log = prepare(
+        estimators,
+        query=query,
+        position=position,
+        reward=reward,
+        propensity=propensity,
+        target=target,
+        reward_model=reward_model,
+        target_reward_model=target_reward_model,
+        by=by,
+    )
     lf = _scan_path(data, "data") if isinstance(data, (str, os.PathLike)) else as_polars(data)
-    lf = lf.lazy()
-    roles: list[tuple[str, str, str]] = [
-        (query, "query", "id"),
-        (position, "position", "int"),
-        (reward, "reward", "num"),
-        *((c, "by", "id") for c in by_list),
-        *((c, "propensity", "num") for c in logging.values()),
-        *((c, "target", "num") for spec in targets.values() for c in spec.values()),
-        *(((reward_model, "reward_model", "num"),) if reward_model else ()),
-        *((c, "target_reward_model", "num") for c in expected.values()),
-    ]
-    _check_schema(lf, roles)
-    numbers = [(reward, "reward")]
-    numbers += [(reward_model, "reward_model")] if reward_model else []
-    numbers += [(c, "target_reward_model") for c in expected.values()]
-    checks = _log_checks(
-        logging, targets, numbers, slate=[*by_list, query], query=query, position=position
-    )
-    _check_values(lf, checks, [*by_list, query, position], engine)
-
-    rows = pl.concat(
-        [
-            slate_parts(
-                lf,
-                estimators=names,
-                policy=policy,
-                logging=logging,
-                target=spec,
-                query=query,
-                position=position,
-                reward=reward,
-                reward_model=reward_model,
-                target_reward_model=expected.get(policy),
-                by=by_list,
-            )
-            for policy, spec in targets.items()
-        ],
-        how="vertical",
-    )
-    keys = [_POLICY, *by_list]
     results: list[pl.DataFrame] = []
-    for parts in parts_sets(rows, names, keys=keys, query=query, position=position, site=site):
+    for parts in SlateParts(log).sets(lf.lazy(), engine=engine, site=site):
         with warnings.catch_warnings():
             if results:  # the same joint weights: warn about them once
                 warnings.simplefilter("ignore", WeightWarning)
@@ -724,58 +447,7 @@ def slate_off_policy(
                     engine=engine,
                 )
             )
-    return _merge(results, names, keys, query, per_query=per_query, baseline=baseline)
-
-
-def _log_checks(
-    logging: Mapping[str, str],
-    targets: Mapping[str, Mapping[str, str]],
-    numbers: Sequence[tuple[str, str]],
-    *,
-    slate: list[str],
-    query: str,
-    position: str,
-) -> list[tuple[pl.Expr, str, str | None]]:
-    """The value checks of a slate log, in the order their errors are raised."""
-    checks: list[tuple[pl.Expr, str, str | None]] = [
-        (pl.col(query).is_null(), f"have a null slate id ({query!r}, option query=)", None),
-        (pl.col(position).is_null(), f"have a null position ({position!r})", None),
-        (
-            pl.struct(*slate, position).is_duplicated(),
-            "repeat a position within their slate (each position is shown once per slate)",
-            None,
-        ),
-    ]
-    checks += [
-        _probability_checks(c, "propensity", logging=True) for c in dict.fromkeys(logging.values())
-    ]
-    checks += [
-        _probability_checks(c, "target", logging=False)
-        for spec in targets.values()
-        for c in spec.values()
-    ]
-    for column, option in numbers:
-        v = pl.col(column).cast(pl.Float64)
-        what = f"have a {option}= value ({column!r}) that is null, NaN or infinite"
-        checks.append((v.is_null() | v.is_nan() | v.is_infinite(), what, column))
-    for option, spec in [("propensity", logging), *(("target", s) for s in targets.values())]:
-        if "joint" in spec:
-            what = (
-                f"belong to a slate whose {option}= joint probability ({spec['joint']!r}) "
-                "differs between its rows (it is one number per slate)"
-            )
-            checks.append((pl.col(spec["joint"]).n_unique().over(slate) > 1, what, spec["joint"]))
-        if "cascade" in spec:
-            # obp's check_rips_inputs: the probability of the items down to position l cannot
-            # exceed that down to the position above.
-            c = pl.col(spec["cascade"])
-            grows = c > c.shift(1).over(slate, order_by=position)
-            what = (
-                f"have a {option}= cascade probability ({spec['cascade']!r}) above that of the "
-                "position above (it must not grow down a slate)"
-            )
-            checks.append((grows, what, spec["cascade"]))
-    return checks
+    return _merge(results, log.names, log.keys, query, per_query=per_query, baseline=baseline)
 
 
 def _merge(

@@ -40,13 +40,14 @@ from polars_rankeval.spark._common import (
     _quiet_evaluate,
     _spark_schema,
 )
+from polars_rankeval.spark._offpolicy import off_policy, slate_off_policy
 from polars_rankeval.spark._similarity import similarity
 from polars_rankeval.spark._workers import _Lists, _Whole, bucket_function
 
 if TYPE_CHECKING:  # pragma: no cover - pyspark is an optional extra
     from pyspark.sql import DataFrame
 
-__all__ = ["evaluate", "join_run_qrels", "similarity"]
+__all__ = ["evaluate", "join_run_qrels", "off_policy", "similarity", "slate_off_policy"]
 
 ROUTES = ("auto", "partitions", "buckets", "sorted")
 _BUCKET = "__rke_bucket"

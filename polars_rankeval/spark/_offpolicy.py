@@ -12,14 +12,16 @@ slate or a context's candidate actions meet on one worker.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 import pyarrow as pa
 
 from polars_rankeval import errors
+from polars_rankeval._engine.warn import Site, user_site
 from polars_rankeval.errors import InvalidOptionError, RankEvalError
 from polars_rankeval.offpolicy._core import (
     Parts,
@@ -80,7 +82,13 @@ def _collect(sdf: DataFrame) -> pl.DataFrame:
     user asked the driver, so the driver raises our error class with our message.
     """
     try:
-        table = sdf.toArrow() if hasattr(sdf, "toArrow") else pa.Table.from_pandas(sdf.toPandas())
+        to_arrow: Callable[[], pa.Table] | None = getattr(sdf, "toArrow", None)  # Spark >= 4
+        if to_arrow is not None:
+            table = to_arrow()
+        else:  # Spark 3.5: the same Arrow batches, through the method toArrow wraps
+            collect: Callable[[], list[pa.RecordBatch]] = sdf._collect_as_arrow  # type: ignore[assignment]
+            batches = collect()
+            table = pa.Table.from_batches(batches, schema=_arrow_schema(sdf))
     except Exception as error:
         found = _ERROR_NAME.findall(str(error))
         for name, message in reversed(found):
@@ -100,6 +108,7 @@ def estimate_on_spark(
     unit: list[str] | None,
     alpha: float,
     n_partitions: int | None,
+    site: Site,
 ) -> pl.DataFrame:
     """The local ``estimate`` of ``build``'s parts over a Spark DataFrame's rows.
 
@@ -117,6 +126,8 @@ def estimate_on_spark(
         Interval level ``1 - alpha``.
     n_partitions
         The partitions of the repartition (None: Spark's ``spark.sql.shuffle.partitions``).
+    site
+        The user's line, where the weight warnings point.
     """
     alpha = check_alpha(alpha)
     if n_partitions is not None and (
@@ -138,6 +149,7 @@ def estimate_on_spark(
     sums_schema = _plain_arrow(partial_sums(model).collect().to_arrow().schema)
     stage_one = _PartitionSums(build, sums_schema, "sums")
     sums = _collect(data.mapInArrow(stage_one, _spark_schema(sums_schema)))
+    model = Parts(model.frame, model.keys, model.estimators, model.unit, model.term, site)
     values, constants = finish_values(*merge_sums(sums, model), model)
     spread_schema = _plain_arrow(spread_sums(model, values, constants).collect().to_arrow().schema)
     stage_two = _PartitionSums(build, spread_schema, "spread", values, constants)
@@ -145,10 +157,149 @@ def estimate_on_spark(
     return summarise(values, spread, model, alpha=alpha)
 
 
-def as_spark(frame: pl.DataFrame, like: DataFrame) -> Any:
-    """A small local result as a Spark DataFrame of ``like``'s session."""
-    table = frame.to_arrow()
-    return like.sparkSession.createDataFrame(
-        table.cast(_plain_arrow(table.schema)).to_pandas(),
-        schema=_spark_schema(_plain_arrow(table.schema)),
+def as_spark(frame: pl.DataFrame, like: DataFrame) -> DataFrame:
+    """A small local result as a Spark DataFrame of ``like``'s session (rows, not pandas)."""
+    schema = _spark_schema(_plain_arrow(frame.to_arrow().schema))
+    created: DataFrame = like.sparkSession.createDataFrame(frame.rows(), schema=schema)
+    return created
+
+
+def off_policy(
+    data: DataFrame,
+    estimators: str | Sequence[str] = "ips,snips",
+    *,
+    target: str | Sequence[str] | Mapping[str, str] = "target",
+    propensity: str = "propensity",
+    reward: str = "reward",
+    reward_model: str | None = None,
+    target_reward_model: str | Sequence[str] | Mapping[str, str] | None = None,
+    query: str | None = None,
+    item: str | None = None,
+    logged: str | None = None,
+    by: str | Sequence[str] | None = None,
+    clip: float | None = None,
+    switch_threshold: float | None = None,
+    shrinkage: float | None = None,
+    alpha: float = 0.05,
+    n_partitions: int | None = None,
+) -> DataFrame:
+    """:func:`polars_rankeval.off_policy` over a Spark DataFrame: the same estimates, on Spark.
+
+    Each worker checks its partition's rows and sums their parts with the local code; the
+    driver merges the sums (a few rows per target policy and segment) into the local result,
+    so the values, standard errors, intervals and weight diagnostics equal the local function's
+    (up to the order of float sums). With ``query=`` (a context id) the rows are repartitioned
+    on it first, so that a context's candidate rows (``logged=``) meet on one worker. The
+    options are the local function's; ``per_query``, ``baseline`` and bootstrap intervals need
+    every unit in one place and are local only (collect the log, or its parts, to use them).
+
+    Parameters
+    ----------
+    data
+        A ``pyspark.sql.DataFrame`` holding the log.
+    n_partitions
+        The partitions of the repartition on ``query`` (None: Spark's default).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The local function's long result (one row per estimator, policy and segment), built
+        on the driver. Options, columns and dtypes are checked on the driver before any job;
+        a worker's check of the values (a propensity of 0, target probabilities that do not
+        sum to 1) is raised on the driver as the same ``RankEvalError`` the local function
+        raises, naming the rows within that worker's partition.
+    """
+    from polars_rankeval.offpolicy._bandit import prepare
+
+    build = prepare(
+        estimators,
+        target=target,
+        propensity=propensity,
+        reward=reward,
+        reward_model=reward_model,
+        target_reward_model=target_reward_model,
+        query=query,
+        item=item,
+        logged=logged,
+        by=by,
+        clip=clip,
+        switch_threshold=switch_threshold,
+        shrinkage=shrinkage,
     )
+    unit = [*build.log.by, build.log.query] if build.log.query is not None else None
+    result = estimate_on_spark(
+        data, build, unit=unit, alpha=alpha, n_partitions=n_partitions, site=user_site()
+    )
+    return as_spark(result, data)
+
+
+def slate_off_policy(
+    data: DataFrame,
+    estimators: str | Sequence[str] = "sips,rips",
+    *,
+    query: str = "query",
+    position: str = "position",
+    reward: str = "reward",
+    propensity: str | Mapping[str, str] = "propensity",
+    target: str | Sequence[str] | Mapping[str, str | Mapping[str, str]] = "target",
+    reward_model: str | None = None,
+    target_reward_model: str | Sequence[str] | Mapping[str, str] | None = None,
+    by: str | Sequence[str] | None = None,
+    alpha: float = 0.05,
+    n_partitions: int | None = None,
+) -> DataFrame:
+    """:func:`polars_rankeval.slate_off_policy` over a Spark DataFrame: the same estimates.
+
+    The rows are repartitioned on the slate (``by`` and ``query``), so that a slate's
+    positions meet on one worker; each worker checks its slates and sums their parts with the
+    local code, and the driver merges the sums into the local result, as
+    :func:`polars_rankeval.spark.off_policy` does (two Spark jobs, four when per-position
+    self-normalised estimators are asked beside the others).
+
+    Parameters
+    ----------
+    data
+        A ``pyspark.sql.DataFrame`` holding one row per (slate, position).
+    n_partitions
+        The partitions of the repartition on the slate (None: Spark's default).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The local function's long result, built on the driver.
+    """
+    from polars_rankeval.offpolicy._slate import SlateParts, _merge
+    from polars_rankeval.offpolicy._slate_log import prepare
+
+    log = prepare(
+        estimators,
+        query=query,
+        position=position,
+        reward=reward,
+        propensity=propensity,
+        target=target,
+        reward_model=reward_model,
+        target_reward_model=target_reward_model,
+        by=by,
+    )
+    empty = pl.from_arrow(_arrow_schema(data).empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    n_sets = len(SlateParts(log).sets(empty.lazy(), engine="in-memory", site=None))
+    site = user_site()
+    results: list[pl.DataFrame] = []
+    for index in range(n_sets):
+        with warnings.catch_warnings():
+            if results:  # the same joint weights: warn about them once
+                warnings.simplefilter("ignore", errors.WeightWarning)
+            results.append(
+                estimate_on_spark(
+                    data,
+                    SlateParts(log, index),
+                    unit=[*log.by, log.query],
+                    alpha=alpha,
+                    n_partitions=n_partitions,
+                    site=site,
+                )
+            )
+    merged = _merge(results, log.names, log.keys, log.query, per_query=False, baseline=None)
+    return as_spark(merged, data)

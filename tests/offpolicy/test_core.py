@@ -321,3 +321,50 @@ def test_a_ratio_over_several_rows_per_unit_counts_units_not_rows() -> None:
     expected = sum(r["a"] for r in rows) / sum(r["b"] for r in rows)
     assert out["value"][0] == pytest.approx(expected, rel=1e-12)
     assert out["n_queries"][0] == len({r["slate"] for r in rows})
+
+
+def test_a_scaled_ratio_is_exact_and_merges_across_partitions() -> None:
+    """obp's snsips: sum(a) / sum(b) * (rows / slates), the scale as a sum of l over units."""
+    rows = _slate_rows(12)
+    frame = pl.DataFrame(rows).select(
+        "policy",
+        "slate",
+        pl.col("a").alias("s__a"),
+        pl.col("b").alias("s__b"),
+        pl.lit(1.0).alias("s__l"),
+    )
+    parts = Parts(frame.lazy(), ["policy"], ["s"], unit="slate")
+    out = estimate(parts)
+    n = len({r["slate"] for r in rows})
+    ratio = sum(r["a"] for r in rows) / sum(r["b"] for r in rows)
+    scale = len(rows) / n
+    assert out["value"][0] == pytest.approx(ratio * scale, rel=1e-12)
+    # The delta method of R * Lambda over slates (a, b, l summed per slate), by hand.
+    per = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for r in rows:
+        per[r["slate"]][0] += r["a"]
+        per[r["slate"]][1] += r["b"]
+        per[r["slate"]][2] += 1.0
+    mean_b = sum(v[1] for v in per.values()) / n
+    psi = [
+        ratio * scale + scale * (a - ratio * b) / mean_b + ratio * (length - scale)
+        for a, b, length in per.values()
+    ]
+    assert out["se"][0] == pytest.approx(statistics.stdev(psi) / math.sqrt(n), rel=1e-9)
+    per_query = estimate(parts, per_query=True)
+    assert per_query["s"].mean() == pytest.approx(ratio * scale, rel=1e-12)
+    # Spark's route: whole slates per partition.
+    pieces = [frame.filter(pl.col("slate") % 2 == i) for i in range(2)]
+    sums = pl.concat(
+        [partial_sums(Parts(p.lazy(), **_same(parts))).collect() for p in pieces],
+        how="vertical_relaxed",
+    )
+    values, constants = finish_values(*merge_sums(sums, parts), parts)
+    spread = pl.concat(
+        [spread_sums(Parts(p.lazy(), **_same(parts)), values, constants).collect() for p in pieces]
+    )
+    merged = summarise(values, spread, parts, alpha=0.05)
+    np.testing.assert_allclose(merged["value"], out["value"], rtol=1e-12)
+    np.testing.assert_allclose(merged["se"], out["se"], rtol=1e-9)
+    boot = estimate(parts, interval="bootstrap", n_resamples=200, seed=1)
+    assert boot["ci_low"][0] < boot["value"][0] < boot["ci_high"][0]
