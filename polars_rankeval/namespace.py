@@ -26,6 +26,7 @@ from polars_rankeval.agreement._similarity import similarity
 from polars_rankeval.comparison import compare
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.metrics._base import Metric
+from polars_rankeval.offpolicy import click_metrics, interleaving, off_policy, slate_off_policy
 
 ResultT = TypeVar("ResultT", pl.DataFrame, pl.LazyFrame, pl.Expr)
 
@@ -196,6 +197,28 @@ class _FrameNamespace(_MetricMethods[FrameT]):
         On a LazyFrame it runs at the call and returns the result as a LazyFrame.
         """
         return self._like(similarity(self._frame, metrics, **options))
+
+    def off_policy(self, estimators: str | Sequence[str] = "ips,snips", **options: Any) -> FrameT:
+        """Target policies' values estimated from this log; see :func:`polars_rankeval.off_policy`.
+
+        On a LazyFrame the log is read (streamed) at the call and the result handed back as a
+        LazyFrame.
+        """
+        return self._like(off_policy(self._frame, estimators, **options))
+
+    def slate_off_policy(
+        self, estimators: str | Sequence[str] = "sips,rips", **options: Any
+    ) -> FrameT:
+        """Slate estimators on this log; see :func:`polars_rankeval.slate_off_policy`."""
+        return self._like(slate_off_policy(self._frame, estimators, **options))
+
+    def click_metrics(self, metrics: str | Sequence[str], **options: Any) -> FrameT:
+        """A new ranking's click metrics; see :func:`polars_rankeval.click_metrics`."""
+        return self._like(click_metrics(self._frame, metrics, **options))
+
+    def interleaving(self, **options: Any) -> FrameT:
+        """Interleaving credit per pair of rankers; see :func:`polars_rankeval.interleaving`."""
+        return self._like(interleaving(self._frame, **options))
 
 
 @pl.api.register_dataframe_namespace("rank_eval")

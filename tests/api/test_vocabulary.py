@@ -22,6 +22,8 @@ from polars_rankeval.namespace import DataFrameRankEval, ExprRankEval, LazyFrame
 ROOT = Path(__file__).resolve().parents[2]
 #: Namespace methods that are not metric families.
 NOT_FAMILIES = {"evaluate", "compare", "similarity", "metric"}
+# the functions above evaluate (logs another policy produced), not metric families
+NOT_FAMILIES |= {"off_policy", "slate_off_policy", "click_metrics", "interleaving"}
 #: Names in rke.metrics that are not one family's builder.
 NOT_BUILDERS = {"Metric", "iprec_at_recall_levels"}  # iprec_at_recall_levels: 11 metrics
 
