@@ -25,7 +25,6 @@ model averaged over the target policy's actions in the row's context.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -39,7 +38,7 @@ from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.warn import Site, user_site, warn_at
-from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError, UnknownMetricError
+from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError
 from polars_rankeval.offpolicy._bandit_log import (
     POLICY,
     Log,
@@ -49,6 +48,7 @@ from polars_rankeval.offpolicy._bandit_log import (
     validate_events,
 )
 from polars_rankeval.offpolicy._core import WEIGHT, Parts, estimate
+from polars_rankeval.offpolicy._options import column_name, parse_names, per_policy
 
 #: the estimators this module computes (results list them in the order they are asked for)
 ESTIMATORS: tuple[str, ...] = ("ips", "snips", "dm", "dr", "sndr", "switch_dr", "dr_os", "replay")
@@ -69,31 +69,7 @@ def parse_estimators(estimators: str | Sequence[str]) -> tuple[str, ...]:
     >>> parse_estimators("ips, SNIPS,ips")
     ('ips', 'snips')
     """
-    names = estimators.split(",") if isinstance(estimators, str) else list(estimators)
-    out: list[str] = []
-    for name in names:
-        if not isinstance(name, str):
-            msg = f"estimators= must hold estimator names (str), got {name!r}"
-            raise InvalidOptionError(msg)
-        key = name.strip().lower().replace("-", "_")
-        if key not in ESTIMATORS:
-            close = difflib.get_close_matches(key, ESTIMATORS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"unknown estimator {name!r}: the bandit estimators are {list(ESTIMATORS)}{hint}"
-            raise UnknownMetricError(msg)
-        if key not in out:
-            out.append(key)
-    if not out:
-        msg = f"estimators= names no estimator; choose from {list(ESTIMATORS)}"
-        raise InvalidOptionError(msg)
-    return tuple(out)
-
-
-def _column_name(option: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        msg = f"option {option}= must be a column name (str), got {value!r}"
-        raise InvalidOptionError(msg)
-    return value
+    return parse_names(estimators, ESTIMATORS, "bandit")
 
 
 def _policies(target: str | Sequence[str] | Mapping[str, str]) -> dict[str, str]:
@@ -101,9 +77,9 @@ def _policies(target: str | Sequence[str] | Mapping[str, str]) -> dict[str, str]
     if isinstance(target, str):
         return {target: target}
     if isinstance(target, Mapping):
-        pairs = [(_column_name("target", k), _column_name("target", v)) for k, v in target.items()]
+        pairs = [(column_name("target", k), column_name("target", v)) for k, v in target.items()]
     else:
-        pairs = [(name, name) for name in (_column_name("target", v) for v in target)]
+        pairs = [(name, name) for name in (column_name("target", v) for v in target)]
     if not pairs:
         msg = "option target= names no target policy column"
         raise InvalidOptionError(msg)
@@ -112,40 +88,6 @@ def _policies(target: str | Sequence[str] | Mapping[str, str]) -> dict[str, str]
         msg = f"option target= names a policy twice: {names}"
         raise InvalidOptionError(msg)
     return dict(pairs)
-
-
-def _per_policy(
-    option: str, value: str | Sequence[str] | Mapping[str, str] | None, policies: Sequence[str]
-) -> dict[str, str]:
-    """An option holding one column per target policy, as {policy: column}."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        if len(policies) != 1:
-            msg = (
-                f"option {option}= must name one column per target policy ({list(policies)}): "
-                f"pass a dict {{policy: column}} or a list in the order of target=, got {value!r}"
-            )
-            raise InvalidOptionError(msg)
-        return {policies[0]: value}
-    if isinstance(value, Mapping):
-        out = {str(k): _column_name(option, v) for k, v in value.items()}
-    else:
-        columns = [_column_name(option, v) for v in value]
-        if len(columns) != len(policies):
-            msg = (
-                f"option {option}= lists {len(columns)} column(s) for {len(policies)} target "
-                f"policies {list(policies)}; give one per policy, in the order of target="
-            )
-            raise InvalidOptionError(msg)
-        out = dict(zip(policies, columns, strict=True))
-    if set(out) != set(policies):
-        msg = (
-            f"option {option}= must give a column for each target policy {list(policies)}, "
-            f"got one for {sorted(out)}"
-        )
-        raise InvalidOptionError(msg)
-    return out
 
 
 def _hyper(option: str, value: object, obp_name: str) -> float:
@@ -389,14 +331,14 @@ def prepare(
         raise InvalidOptionError(msg)
     log = Log(
         targets=targets,
-        propensity=_column_name("propensity", propensity),
-        reward=_column_name("reward", reward),
-        reward_model=None if reward_model is None else _column_name("reward_model", reward_model),
-        target_reward_model=_per_policy("target_reward_model", target_reward_model, list(targets)),
-        query=None if query is None else _column_name("query", query),
-        item=None if item is None else _column_name("item", item),
-        logged=None if logged is None else _column_name("logged", logged),
-        by=tuple(_column_name("by", b) for b in by_names),
+        propensity=column_name("propensity", propensity),
+        reward=column_name("reward", reward),
+        reward_model=None if reward_model is None else column_name("reward_model", reward_model),
+        target_reward_model=per_policy("target_reward_model", target_reward_model, list(targets)),
+        query=None if query is None else column_name("query", query),
+        item=None if item is None else column_name("item", item),
+        logged=None if logged is None else column_name("logged", logged),
+        by=tuple(column_name("by", b) for b in by_names),
     )
     needs_model = [name for name in names if name in MODEL_ESTIMATORS]
     if needs_model and log.reward_model is None:

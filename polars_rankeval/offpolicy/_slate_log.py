@@ -20,8 +20,8 @@ from polars_rankeval.errors import (
     ColumnTypeError,
     ColumnValueError,
     InvalidOptionError,
-    UnknownMetricError,
 )
+from polars_rankeval.offpolicy._options import column_name, parse_names, per_policy
 
 #: the estimators this module computes, in the order results list them
 ESTIMATORS: tuple[str, ...] = (
@@ -70,37 +70,13 @@ def parse_estimators(estimators: str | Sequence[str]) -> tuple[str, ...]:
     >>> parse_estimators("sips, SNRIPS,sips,cascade-dr")
     ('sips', 'snrips', 'cascade_dr')
     """
-    names = estimators.split(",") if isinstance(estimators, str) else list(estimators)
-    out: list[str] = []
-    for name in names:
-        if not isinstance(name, str):
-            msg = f"estimators= must hold estimator names (str), got {name!r}"
-            raise InvalidOptionError(msg)
-        key = name.strip().lower().replace("-", "_")
-        if key not in ESTIMATORS:
-            close = difflib.get_close_matches(key, ESTIMATORS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"unknown estimator {name!r}: the slate estimators are {list(ESTIMATORS)}{hint}"
-            raise UnknownMetricError(msg)
-        if key not in out:
-            out.append(key)
-    if not out:
-        msg = f"estimators= names no estimator; choose from {list(ESTIMATORS)}"
-        raise InvalidOptionError(msg)
-    return tuple(out)
-
-
-def _column(option: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        msg = f"option {option}= must be a column name (str), got {value!r}"
-        raise InvalidOptionError(msg)
-    return value
+    return parse_names(estimators, ESTIMATORS, "slate")
 
 
 def _kinds(option: str, value: object) -> dict[str, str]:
     """A column name (conditional probabilities) or a dict {kind: column}, as {kind: column}."""
     if isinstance(value, str):
-        return {"conditional": _column(option, value)}
+        return {"conditional": column_name(option, value)}
     if isinstance(value, Mapping) and value:
         out: dict[str, str] = {}
         for kind, column in value.items():
@@ -109,7 +85,7 @@ def _kinds(option: str, value: object) -> dict[str, str]:
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 msg = f"option {option}= has an unknown kind {kind!r}: the kinds are {list(KINDS)}"
                 raise InvalidOptionError(msg + hint)
-            out[kind] = _column(option, column)
+            out[kind] = column_name(option, column)
         return out
     msg = (
         f"option {option}= must be a column of conditional probabilities or a dict "
@@ -129,58 +105,23 @@ def _targets(target: object, default: Sequence[str] | None) -> dict[str, dict[st
                 "target={policy: {kind: column}}"
             )
             raise InvalidOptionError(msg)
-        return dict.fromkeys(default, _column("target", column))
+        return dict.fromkeys(default, column_name("target", column))
 
     if isinstance(target, str):
         return {target: bare(target)}
     out: dict[str, dict[str, str]] = {}
     if isinstance(target, Mapping):
         for policy, spec in target.items():
-            name = _column("target", policy)
+            name = column_name("target", policy)
             out[name] = bare(spec) if isinstance(spec, str) else _kinds(f"target[{name!r}]", spec)
     elif isinstance(target, Sequence):
         for column in target:
-            if _column("target", column) in out:
+            if column_name("target", column) in out:
                 msg = f"option target= names the column {column!r} twice"
                 raise InvalidOptionError(msg)
             out[column] = bare(column)
     if not out:
         msg = "option target= must name the target policy's column(s), got " + repr(target)
-        raise InvalidOptionError(msg)
-    return out
-
-
-def _per_policy(option: str, value: object, policies: Sequence[str]) -> dict[str, str]:
-    """An option holding one column per target policy, as {policy: column}."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        if len(policies) != 1:
-            msg = (
-                f"option {option}= must name one column per target policy ({list(policies)}): "
-                f"pass a dict {{policy: column}} or a list in the order of target=, got {value!r}"
-            )
-            raise InvalidOptionError(msg)
-        return {policies[0]: value}
-    if isinstance(value, Mapping):
-        out = {str(k): _column(option, v) for k, v in value.items()}
-    elif isinstance(value, Sequence):
-        columns = [_column(option, v) for v in value]
-        if len(columns) != len(policies):
-            msg = (
-                f"option {option}= lists {len(columns)} column(s) for {len(policies)} target "
-                f"policies {list(policies)}; give one per policy, in the order of target="
-            )
-            raise InvalidOptionError(msg)
-        out = dict(zip(policies, columns, strict=True))
-    else:
-        msg = f"option {option}= must be a column, a list or a dict {{policy: column}}"
-        raise InvalidOptionError(msg)
-    if set(out) != set(policies):
-        msg = (
-            f"option {option}= must give a column for each target policy {list(policies)}, "
-            f"got one for {sorted(out)}"
-        )
         raise InvalidOptionError(msg)
     return out
 
@@ -407,10 +348,10 @@ def prepare(
     """The options of :func:`~polars_rankeval.slate_off_policy` checked, before any row."""
     names = parse_estimators(estimators)
     for option, value in (("query", query), ("position", position), ("reward", reward)):
-        _column(option, value)
+        column_name(option, value)
     by_list = [] if by is None else [by] if isinstance(by, str) else list(by)
     for column in by_list:
-        _column("by", column)
+        column_name("by", column)
     if _POLICY in by_list or query in by_list or position in by_list:
         msg = f"option by= must not hold 'policy', the query or the position column: {by_list}"
         raise InvalidOptionError(msg)
@@ -421,7 +362,7 @@ def prepare(
     default = list(logging) if len(set(logging.values())) == 1 else None
     targets = _targets(target, default)
     _require(names, logging, targets)
-    expected = _per_policy("target_reward_model", target_reward_model, list(targets))
+    expected = per_policy("target_reward_model", target_reward_model, list(targets))
     if "cascade_dr" in names and (reward_model is None or not expected):
         msg = (
             "estimator 'cascade_dr' needs reward_model= (the reward model's value of the logged "
