@@ -188,6 +188,12 @@ def _off_policy_table(args: argparse.Namespace) -> pl.DataFrame:
             position=args.position,
             **options,  # type: ignore[arg-type]
         )
+    if (args.per_query or args.baseline) and not args.query:
+        msg = (
+            f"{'--per-query' if args.per_query else '--baseline'} needs --query COLUMN: the id "
+            "of each logged decision, which pairs the target policies decision by decision"
+        )
+        raise CliError(msg)
     return off_policy(
         data,
         args.estimators or "ips,snips",

@@ -121,6 +121,8 @@ def test_off_policy_writes_csv_and_refuses_to_overwrite_its_input(
         (["--target", "pi_new", "-e", "ipss"], "ipss"),
         (["--target", "new=pi_new,new=pi_old"], "twice"),
         (["--target", "pi_new", "--slate", "--clip", "3"], "--clip"),
+        (["--target", "pi_new", "--per-query"], "--query"),
+        (["--target", "pi_new,pi_old", "--baseline", "pi_old"], "--query"),
     ],
 )
 def test_off_policy_mistakes_are_one_line(bandit_log: Path, argv: list[str], named: str) -> None:
