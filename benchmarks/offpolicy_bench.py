@@ -6,10 +6,10 @@
 ``data/make_offpolicy.py``, then times, each in a fresh process, printing the wall time of the
 estimate (the process's start and imports excluded, and shown apart) and its peak RSS:
 
-* **ours**: ``off_policy(pl.scan_parquet(...), "ips,snips,dr", ...)`` for two target policies
-  in one call, the same with all seven bandit estimators, and ``slate_off_policy`` with sips,
-  iips, rips, pi and cascade_dr for two targets; beside them the Polars floor, a scan that
-  only sums the columns the estimators read;
+* **ours**: ``off_policy(pl.scan_parquet(...), "ips,snips,dr", ...)`` for one target policy
+  and for two in one call, the same with all seven bandit estimators, and
+  ``slate_off_policy`` with sips, iips, rips, pi and cascade_dr for two targets; beside them
+  the Polars floor, a scan that only sums the columns the estimators read;
 * **vw-estimators** (``pip install vw-estimators``): its per-row ``add_example`` loop, IPS and
   SNIPS for one target, and the slate pseudo-inverse estimator per slate; the time to read
   the columns into Python lists is shown apart;
@@ -18,9 +18,10 @@ estimate (the process's start and imports excluded, and shown apart) and its pea
   SlateStandardIPS, SlateIndependentIPS and SlateRewardInteractionIPS; building its inputs
   (``action_dist`` and the reward model as ``(n, actions, 1)`` arrays) is shown apart.
 
-Every peer's estimate is checked against ours (relative difference printed). ``--vw-rows``
-times vw-estimators on the first rows only (then its time is extrapolated linearly, and the
-output says so).
+Each of our cases runs ``--repeat`` times (fresh processes; the best time is shown, all of
+them beside it). Every peer's estimate is checked against ours (relative difference
+printed). ``--vw-rows`` times vw-estimators on the first rows only (then its time is
+extrapolated linearly, and the output says so).
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def _run(python: str, code: str, arguments: dict[str, object]) -> dict[str, obje
     """Run ``code`` in a fresh process; it prints one JSON line as its last output line."""
     started = time.perf_counter()
     done = subprocess.run(
-        [python, "-c", textwrap.dedent(code), json.dumps(arguments)],
+        [python, "-c", PEAK + textwrap.dedent(code), json.dumps(arguments)],
         capture_output=True,
         text=True,
         check=False,
@@ -124,8 +125,23 @@ def _run(python: str, code: str, arguments: dict[str, object]) -> dict[str, obje
     return result
 
 
+# Peak RSS of this process: VmHWM (reset at exec). ru_maxrss is not used: on Linux a child
+# inherits its parent's high-water mark through fork, so it would show the parent's peak.
+PEAK = """
+def peak_mb():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
 OURS = """
-import json, resource, sys, time, warnings
+import json, sys, time, warnings
 t0 = time.perf_counter()
 import polars as pl
 from polars_rankeval.offpolicy._bandit import off_policy
@@ -156,12 +172,12 @@ else:
     )
     values = {f"{r['metric']}/{r['policy']}": r["value"] for r in out.iter_rows(named=True)}
 seconds = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = peak_mb()
 print(json.dumps({"seconds": seconds, "import_s": imported, "rss_mb": rss, "values": values}))
 """
 
 VW = """
-import json, resource, sys, time
+import json, sys, time
 import polars as pl
 from estimators.bandits import ips, snips
 from estimators.slates import pseudo_inverse
@@ -201,13 +217,13 @@ for a, b, c in zip(p_logs, rewards, p_preds):
     add(a, b, c)
 seconds["pi"] = time.perf_counter() - t0
 values["pi/pi_new"] = estimator.get()
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = peak_mb()
 print(json.dumps({"seconds": seconds, "load_s": load, "rss_mb": rss, "values": values,
                   "slates": len(p_logs)}))
 """
 
 OBP = """
-import json, resource, sys, time, warnings
+import json, sys, time, warnings
 warnings.simplefilter("ignore")
 t0 = time.perf_counter()
 import numpy as np
@@ -251,7 +267,7 @@ for name, estimator, kind in (
         seconds[name] = time.perf_counter() - t0
     except Exception as error:
         values[f"{name}/pi_new"] = f"{type(error).__name__}: {error}"
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = peak_mb()
 print(json.dumps({"seconds": seconds, "prep_s": prep, "import_s": imported, "rss_mb": rss,
                   "values": values, "version": obp.__version__,
                   "python": sys.version.split()[0], "numpy": np.__version__}))
@@ -293,6 +309,7 @@ def main() -> None:
     parser.add_argument("--vw-rows", type=float, default=None, help="vw-estimators on these rows")
     parser.add_argument("--obp-python", default=None, help="a Python with obp installed")
     parser.add_argument("--skip-vw", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per case (ours)")
     args = parser.parse_args()
     rows = int(args.rows)
     started = time.perf_counter()
@@ -315,6 +332,13 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     cases = {
         "polars floor: sum r*w for 2 targets": ("floor", "bandit", [], TARGETS, DMS),
+        "off_policy ips,snips,dr x 1 target (pi_new)": (
+            "bandit",
+            "bandit",
+            "ips,snips,dr",
+            TARGETS[:1],
+            DMS[:1],
+        ),
         "off_policy ips,snips,dr x 2 targets": ("bandit", "bandit", "ips,snips,dr", TARGETS, DMS),
         "off_policy 7 estimators x 2 targets": (
             "bandit",
@@ -340,16 +364,23 @@ def main() -> None:
             "targets": targets,
             "dms": dms,
         }
-        result = _run(sys.executable, OURS, arguments)
-        if "error" in result:
-            print(f"| ours | {label} | error: {result['error']} | | | |")
+        runs = [_run(sys.executable, OURS, arguments) for _ in range(args.repeat)]
+        failed = [run for run in runs if "error" in run]
+        if failed:
+            print(f"| ours | {label} | error: {failed[0]['error']} | | | |")
             continue
         n = n_slate_rows if log == "slates" else rows
-        seconds = float(result["seconds"])  # type: ignore[arg-type]
-        ours |= result["values"]  # type: ignore[arg-type]
+        times = sorted(float(run["seconds"]) for run in runs)  # type: ignore[arg-type]
+        ours |= runs[0]["values"]  # type: ignore[arg-type]
+        rss = max(float(run["rss_mb"]) for run in runs)  # type: ignore[arg-type]
+        spread = (
+            f"best of {len(times)}: {', '.join(f'{t:.2f}' for t in times)}; "
+            if len(times) > 1
+            else ""
+        )
         print(
-            f"| ours | {label} | {seconds:.2f} | {n / seconds:,.0f} | {result['rss_mb']:.0f} | "
-            f"import {result['import_s']:.2f} |"
+            f"| ours | {label} | {times[0]:.2f} | {n / times[0]:,.0f} | {rss:.0f} | "
+            f"{spread}import {runs[0]['import_s']:.2f} |"
         )
     if not args.skip_vw:
         vw_rows = int(args.vw_rows) if args.vw_rows else rows

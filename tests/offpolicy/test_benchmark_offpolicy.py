@@ -129,7 +129,7 @@ def test_coverage_script_runs_every_family() -> None:
 def test_speed_script_runs_and_agrees_with_vw_estimators(tmp_path: Path) -> None:
     script = ROOT / "benchmarks" / "offpolicy_bench.py"
     done = subprocess.run(
-        [sys.executable, str(script), "--rows", "2000", "--data", str(tmp_path)],
+        [sys.executable, str(script), "--rows", "2000", "--repeat", "1", "--data", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,
