@@ -426,7 +426,7 @@ def off_policy(
         ``dr``, ``sndr``, ``switch_dr``, ``dr_os``, ``replay``.
     target
         The target policy's probability column: a name, a list of names (each names its
-        policy) or a dict ``{policy: column}``; several policies are estimated in one pass.
+        policy) or a dict ``{policy: column}``; several policies are estimated in one call.
     propensity, reward
         The logging policy's probability of the logged action (in (0, 1]) and the reward.
     reward_model

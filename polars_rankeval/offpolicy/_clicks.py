@@ -379,7 +379,7 @@ def click_metrics(
         (1 = the top), and the click (0/1).
     score
         The evaluated ranker's score column (higher ranks first; null: not ranked), a list of
-        them, or a mapping ``{ranker name: column}``: several rankers in one pass, named in
+        them, or a mapping ``{ranker name: column}``: several rankers in one call, named in
         the ``policy`` column.
     by
         Segment column(s): one estimate per segment.

@@ -340,7 +340,7 @@ def slate_off_policy(
         the item-position probability, which cannot be derived from conditional ones.
     target
         The target policies' probabilities of the same items, one policy or several evaluated
-        in one pass: a column, a list of columns (each names its policy), or a dict
+        in one call: a column, a list of columns (each names its policy), or a dict
         ``{policy: column}`` or ``{policy: {kind: column}}``. A bare column holds the kinds that
         ``propensity``'s column holds, when it gives one column (a column name: conditional;
         ``{"conditional": "p", "item_position": "p"}``: both).
