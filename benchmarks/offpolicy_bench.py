@@ -63,8 +63,8 @@ def load_simulator() -> ModuleType:
     return module
 
 
-def write_logs(rows: int, folder: Path) -> dict[str, Path]:
-    """The bandit and slate logs (Parquet) and obp's inputs (.npz), written once."""
+def write_logs(rows: int, folder: Path, *, obp: bool = False) -> dict[str, Path]:
+    """The bandit and slate logs (Parquet), and obp's inputs (.npz) when asked, written once."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {
         "bandit": folder / f"bandit_{rows}.parquet",
@@ -72,38 +72,44 @@ def write_logs(rows: int, folder: Path) -> dict[str, Path]:
         "bandit_npz": folder / f"bandit_{rows}.npz",
         "slates_npz": folder / f"slates_{rows}.npz",
     }
-    if all(path.exists() for path in paths.values()):
-        return paths
     sim = load_simulator()
-    world = sim.bandit_world()
-    bandit = sim.simulate_bandit(world, rows, SEED, features=False)
-    bandit.write_parquet(paths["bandit"], row_group_size=1_000_000)
-    # obp reads whole distributions: the per-user tables travel, the child indexes them
-    np.savez(
-        paths["bandit_npz"],
-        user=bandit["user"].to_numpy(),
-        action=bandit["action"].to_numpy(),
-        reward=bandit["reward"].to_numpy(),
-        pscore=bandit["propensity"].to_numpy(),
-        pi_new=world.targets["pi_new"],
-        q_hat=world.reward_model,
-    )
-    del bandit
-    slates = sim.simulate_slates(sim.slate_world(), max(rows // 4, 1), SEED)
-    slates.write_parquet(paths["slates"], row_group_size=1_000_000)
-    # obp's slate estimators read joint, item-position and cascade propensities directly
-    kinds = slates.select(
-        (pl.col("query").rank("dense") - 1).cast(pl.Int64).alias("slate_id"),
-        pl.col("reward"),
-        (pl.col("position") - 1).alias("position"),
-        pl.col("propensity").alias("pscore_item_position"),
-        pl.col("propensity").product().over("query").alias("pscore"),
-        pl.col("propensity").cum_prod().over("query", order_by="position").alias("cascade"),
-        pl.col("pi_new").alias("e_item_position"),
-        pl.col("pi_new").product().over("query").alias("e_pscore"),
-        pl.col("pi_new").cum_prod().over("query", order_by="position").alias("e_cascade"),
-    )
-    np.savez(paths["slates_npz"], **{name: kinds[name].to_numpy() for name in kinds.columns})
+    if not paths["bandit"].exists():
+        bandit = sim.simulate_bandit(sim.bandit_world(), rows, SEED, features=False)
+        bandit.write_parquet(paths["bandit"], row_group_size=1_000_000)
+        del bandit
+    if not paths["slates"].exists():
+        slates = sim.simulate_slates(sim.slate_world(), max(rows // 4, 1), SEED)
+        slates.write_parquet(paths["slates"], row_group_size=1_000_000)
+        del slates
+    if obp and not paths["bandit_npz"].exists():
+        # obp reads whole distributions: the per-user tables travel, its process indexes them
+        world = sim.bandit_world()
+        logged = pl.read_parquet(
+            paths["bandit"], columns=["user", "action", "reward", "propensity"]
+        )
+        np.savez(
+            paths["bandit_npz"],
+            user=logged["user"].to_numpy(),
+            action=logged["action"].to_numpy(),
+            reward=logged["reward"].to_numpy(),
+            pscore=logged["propensity"].to_numpy(),
+            pi_new=world.targets["pi_new"],
+            q_hat=world.reward_model,
+        )
+    if obp and not paths["slates_npz"].exists():
+        # obp's slate estimators read joint, item-position and cascade propensities directly
+        kinds = pl.read_parquet(paths["slates"]).select(
+            (pl.col("query").rank("dense") - 1).cast(pl.Int64).alias("slate_id"),
+            pl.col("reward"),
+            (pl.col("position") - 1).alias("position"),
+            pl.col("propensity").alias("pscore_item_position"),
+            pl.col("propensity").product().over("query").alias("pscore"),
+            pl.col("propensity").cum_prod().over("query", order_by="position").alias("cascade"),
+            pl.col("pi_new").alias("e_item_position"),
+            pl.col("pi_new").product().over("query").alias("e_pscore"),
+            pl.col("pi_new").cum_prod().over("query", order_by="position").alias("e_cascade"),
+        )
+        np.savez(paths["slates_npz"], **{name: kinds[name].to_numpy() for name in kinds.columns})
     return paths
 
 
@@ -313,7 +319,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = int(args.rows)
     started = time.perf_counter()
-    paths = write_logs(rows, args.data)
+    paths = write_logs(rows, args.data, obp=args.obp_python is not None)
     written = time.perf_counter() - started
     n_slate_rows = pl.scan_parquet(paths["slates"]).select(pl.len()).collect().item()
     print(f"machine: {_machine()}")
