@@ -20,6 +20,7 @@ import pytest
 
 import polars_rankeval as rke
 from polars_rankeval.offpolicy._core import (
+    MAX_LITERAL_ROWS,
     RESULT_COLUMNS,
     WEIGHT,
     Parts,
@@ -368,3 +369,27 @@ def test_a_scaled_ratio_is_exact_and_merges_across_partitions() -> None:
     np.testing.assert_allclose(merged["se"], out["se"], rtol=1e-9)
     boot = estimate(parts, interval="bootstrap", n_resamples=200, seed=1)
     assert boot["ci_low"][0] < boot["value"][0] < boot["ci_high"][0]
+
+
+def test_many_segments_give_the_same_estimates_as_few() -> None:
+    """Past MAX_LITERAL_ROWS keys the constants are joined, not written as literals."""
+    rng = np.random.default_rng(5)
+    n = 3 * (MAX_LITERAL_ROWS + 50)
+    segment = np.repeat(np.arange(MAX_LITERAL_ROWS + 50), 3)
+    w = rng.choice([0.5, 1.0, 1.5], size=n)
+    r = rng.choice([0.0, 1.0], size=n)
+    frame = pl.DataFrame(
+        {"policy": "p", "segment": segment, "snips__a": w * r, "snips__b": w, "ips__m": w * r}
+    )
+    many = estimate(Parts(frame.lazy(), ["policy", "segment"], ["ips", "snips"]))
+    few = pl.concat(
+        [
+            estimate(Parts(frame.filter(segment=s).lazy(), ["policy", "segment"], ["ips", "snips"]))
+            for s in (0, 7, MAX_LITERAL_ROWS + 10)
+        ]
+    )
+    picked = many.filter(pl.col("segment").is_in([0, 7, MAX_LITERAL_ROWS + 10]))
+    for column in ("value", "se"):
+        np.testing.assert_allclose(
+            picked.sort("metric", "segment")[column], few.sort("metric", "segment")[column]
+        )
