@@ -39,6 +39,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankeval._engine.context import RankingContext
+from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import POPULARITY, TRAIN_N_USERS, TRAIN_USERS, Tables
 from polars_rankeval.errors import InvalidOptionError
@@ -114,8 +115,10 @@ def _reduce(frame: pl.LazyFrame, by: Sequence[str], label: str, tables: Tables) 
     """Sum the run's and the best ranking's per-query scores, then divide (pyxclib's ratio)."""
     del tables
     value = pl.col(label)
-    run = value.struct.field(_NUMERATOR).sum()
-    best = value.struct.field(_BEST).sum()
+    # order-free sums: a Float64 sum over the queries would change its last bit with the rows'
+    # order (tests/metrics/test_order_free.py)
+    run = exact_sum(value.struct.field(_NUMERATOR))
+    best = exact_sum(value.struct.field(_BEST))
     ratio = pl.when(best > 0).then(run / best)  # no relevant item anywhere: no value
     return per_group(frame, by, ratio.alias(label))
 
@@ -146,8 +149,8 @@ def _family(base: str, k: int, a: float | None, b: float | None, preset: str) ->
         else:
             run_term = best_term = weight / cutoff
         return {
-            f"{name}:run": pl.when(top).then(run_term).sum(),
-            f"{name}:best": pl.when(in_best).then(best_term).sum(),
+            f"{name}:run": exact_sum(run_term, top),
+            f"{name}:best": exact_sum(best_term, in_best),
             f"{name}:n_relevant": ctx.relevant.sum().cast(pl.Int64),
         }
 
