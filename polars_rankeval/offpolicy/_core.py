@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankeval._engine.evaluate import Engine
+from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval._engine.warn import Site, user_site, warn_at
 from polars_rankeval.errors import InvalidOptionError, WeightWarning
 
@@ -130,7 +131,8 @@ def _zero() -> pl.Expr:
 
 
 def _sum(column: str | None) -> pl.Expr:
-    return pl.col(column).cast(pl.Float64).sum() if column is not None else _zero()
+    # Order-free (exact_sum): the same bits whatever the rows' order, engine or partitions.
+    return exact_sum(pl.col(column)) if column is not None else _zero()
 
 
 _KIND = "__rke_kind"
@@ -159,8 +161,8 @@ def partial_sums(parts: Parts) -> pl.LazyFrame:
             if length is not None
         ),
         w.count().cast(pl.Int64).alias(_NW),
-        w.sum().alias(_SW),
-        (w * w).sum().alias(_SW2),
+        exact_sum(w).alias(_SW),
+        exact_sum(w * w).alias(_SW2),
         w.max().alias(_WMAX),
     ]
     # N_t counts the units with a row in the term (a unit may have several rows in it: a
@@ -201,11 +203,15 @@ def merge_sums(sums: pl.DataFrame, parts: Parts) -> tuple[pl.DataFrame, pl.DataF
         .group_by(parts.keys)
         .agg(
             pl.col(_N).sum(),
-            *(pl.col(f"{name}__M").sum() for name in columns),
-            *(pl.col(f"{name}__L").sum() for name, cols in columns.items() if cols[3] is not None),
+            *(exact_sum(pl.col(f"{name}__M")).alias(f"{name}__M") for name in columns),
+            *(
+                exact_sum(pl.col(f"{name}__L")).alias(f"{name}__L")
+                for name, cols in columns.items()
+                if cols[3] is not None
+            ),
             pl.col(_NW).sum(),
-            pl.col(_SW).sum(),
-            pl.col(_SW2).sum(),
+            exact_sum(pl.col(_SW)).alias(_SW),
+            exact_sum(pl.col(_SW2)).alias(_SW2),
             pl.col(_WMAX).max(),
         )
     )
@@ -215,7 +221,11 @@ def merge_sums(sums: pl.DataFrame, parts: Parts) -> tuple[pl.DataFrame, pl.DataF
         .group_by(term_keys)
         .agg(
             pl.col(_NT).sum(),
-            *(pl.col(f"{name}__{c}").sum() for name in ratio for c in "AB"),
+            *(
+                exact_sum(pl.col(f"{name}__{c}")).alias(f"{name}__{c}")
+                for name in ratio
+                for c in "AB"
+            ),
         )
     )
     return per_key, per_term
@@ -260,7 +270,7 @@ def finish_values(
         # A null term (0/0) leaves the whole value null: sum() would read it as 0.
         *(
             pl.when(pl.col(f"{name}__C").null_count() == 0)
-            .then(pl.col(f"{name}__C").sum())
+            .then(exact_sum(pl.col(f"{name}__C")))
             .alias(f"{name}__C")
             for name in ratio
         )
@@ -375,7 +385,7 @@ def influence(
             lf.select(*parts.keys, parts.unit, *row_parts)
             .group_by([*parts.keys, parts.unit])
             .agg(
-                pl.when(pl.col(name).null_count() == 0).then(pl.col(name).sum()).alias(name)
+                pl.when(pl.col(name).null_count() == 0).then(exact_sum(pl.col(name))).alias(name)
                 for name in columns
             )
         )
@@ -401,7 +411,8 @@ def spread_sums(parts: Parts, values: pl.DataFrame, constants: pl.DataFrame) -> 
         parts.keys,
     )
     return psi.group_by(parts.keys).agg(
-        ((pl.col(name) - pl.col(f"{name}__V")) ** 2).sum().alias(f"{name}__SS") for name in columns
+        exact_sum((pl.col(name) - pl.col(f"{name}__V")) ** 2).alias(f"{name}__SS")
+        for name in columns
     )
 
 
@@ -631,7 +642,9 @@ def summarise(
     ``spread`` may hold several rows per key (one per partition): they are summed here.
     """
     columns = _columns(parts)
-    spread = spread.group_by(parts.keys).agg(pl.col(f"{name}__SS").sum() for name in columns)
+    spread = spread.group_by(parts.keys).agg(
+        exact_sum(pl.col(f"{name}__SS")).alias(f"{name}__SS") for name in columns
+    )
     n_w, sum_w, sum_w2 = pl.col(_NW), pl.col(_SW), pl.col(_SW2)
     summary = values.join(spread, on=parts.keys, how="left", nulls_equal=True).with_columns(
         # Kish's effective sample size: (sum w)^2 / sum w^2.
