@@ -41,10 +41,8 @@ from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.warn import Site, user_site
-from polars_rankeval.errors import (
-    WeightWarning,
-)
-from polars_rankeval.offpolicy._core import WEIGHT, Interval, Parts, estimate
+from polars_rankeval.errors import InvalidOptionError, WeightWarning
+from polars_rankeval.offpolicy._core import WEIGHT, Interval, Parts, estimate, estimate_in_buckets
 from polars_rankeval.offpolicy._slate_log import (
     _DERIVED,
     _POLICY,
@@ -246,6 +244,7 @@ class SlateParts:
 
     log: SlateLog
     index: int = 0
+    engine: Engine = "in-memory"
 
     def sets(self, lf: pl.LazyFrame, *, engine: Engine, site: Site | None) -> list[Parts]:
         """The log's values checked, then every target policy's parts, in one or two sets."""
@@ -275,8 +274,8 @@ class SlateParts:
         )
 
     def __call__(self, lf: pl.LazyFrame) -> Parts:
-        """Set ``index`` of a Spark partition's parts (checked in memory)."""
-        return self.sets(lf, engine="in-memory", site=None)[self.index]
+        """Set ``index`` of a partition's parts (a Spark partition, a local bucket)."""
+        return self.sets(lf, engine=self.engine, site=None)[self.index]
 
 
 def slate_off_policy(
@@ -297,6 +296,7 @@ def slate_off_policy(
     interval: Interval = "normal",
     n_resamples: int = 1000,
     seed: int = 0,
+    n_buckets: int | None = None,
     engine: Engine = "auto",
 ) -> pl.DataFrame:
     """Estimate target ranking policies' values from a slate log another policy produced.
@@ -365,6 +365,12 @@ def slate_off_policy(
         ``"normal"`` (value ± z * se) or ``"bootstrap"`` (slates resampled).
     n_resamples, seed
         The bootstrap's draws and random seed.
+    n_buckets
+        Estimate in this many passes over hash buckets of the slates (bounded memory: a
+        slate's weights are products over its rows, which Polars computes in memory). Each
+        pass holds about ``1 / n_buckets`` of the slates and reads the log twice; the result
+        equals one pass's to about 1e-15 (each bucket's sums are rounded once). Not with
+        ``per_query``, ``baseline`` or bootstrap intervals, which hold every slate.
     engine
         Polars' engine: ``"auto"``, ``"in-memory"`` or ``"streaming"``.
 
@@ -430,6 +436,18 @@ def slate_off_policy(
         by=by,
     )
     lf = _scan_path(data, "data") if isinstance(data, (str, os.PathLike)) else as_polars(data)
+    if n_buckets is not None:
+        return _in_buckets(
+            log,
+            lf.lazy(),
+            n_buckets,
+            per_query=per_query,
+            baseline=baseline,
+            interval=interval,
+            alpha=alpha,
+            engine=engine,
+            site=site,
+        )
     results: list[pl.DataFrame] = []
     for parts in SlateParts(log).sets(lf.lazy(), engine=engine, site=site):
         with warnings.catch_warnings():
@@ -448,6 +466,50 @@ def slate_off_policy(
                 )
             )
     return _merge(results, log.names, log.keys, query, per_query=per_query, baseline=baseline)
+
+
+def _in_buckets(
+    log: SlateLog,
+    lf: pl.LazyFrame,
+    n_buckets: object,
+    *,
+    per_query: bool,
+    baseline: object,
+    interval: str,
+    alpha: float,
+    engine: Engine,
+    site: Site,
+) -> pl.DataFrame:
+    """``slate_off_policy(..., n_buckets=n)``: each parts set estimated in passes over buckets."""
+    if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 1:
+        msg = f"option n_buckets= must be a positive int (or None: one pass), got {n_buckets!r}"
+        raise InvalidOptionError(msg)
+    if per_query or baseline is not None or interval != "normal":
+        msg = (
+            "n_buckets= bounds the memory of the estimates; per_query=True, baseline= and "
+            "interval='bootstrap' hold every slate at once: leave n_buckets out for them"
+        )
+        raise InvalidOptionError(msg)
+    first = SlateParts(log)
+    # the sets on the log's empty schema: how many there are, checked before any pass
+    n_sets = len(first.sets(lf.head(0), engine="in-memory", site=None))
+    results: list[pl.DataFrame] = []
+    for index in range(n_sets):
+        with warnings.catch_warnings():
+            if results:  # the same joint weights: warn about them once
+                warnings.simplefilter("ignore", WeightWarning)
+            results.append(
+                estimate_in_buckets(
+                    SlateParts(log, index, engine=engine),
+                    lf,
+                    unit=[*log.by, log.query],
+                    n_buckets=n_buckets,
+                    alpha=alpha,
+                    engine=engine,
+                    site=site,
+                )
+            )
+    return _merge(results, log.names, log.keys, log.query, per_query=False, baseline=None)
 
 
 def _merge(

@@ -805,3 +805,38 @@ def test_a_bare_target_plays_the_kinds_of_propensitys_one_column() -> None:
         target={"pe": {"conditional": "pe", "item_position": "pe"}},
     )
     assert short.equals(spelled)
+
+
+def test_passes_over_buckets_of_slates_give_the_one_pass_estimates() -> None:
+    log = make_log(n_slates=40, seed=12).drop("q_all", "soft_dist", "greedy_dist")
+    options = _all_options()
+    one = slate_off_policy(log, ALL, by="segment", **options)
+    for n_buckets in (1, 3, 7):
+        got = slate_off_policy(log.lazy(), ALL, by="segment", n_buckets=n_buckets, **options)
+        assert got.select("metric", "policy", "segment", "n_queries").equals(
+            one.select("metric", "policy", "segment", "n_queries")
+        )
+        for column in ("value", "se", "ci_low", "ci_high", "ess", "max_weight", "mean_weight"):
+            np.testing.assert_allclose(
+                got[column].cast(pl.Float64).to_numpy(),
+                one[column].cast(pl.Float64).to_numpy(),
+                rtol=1e-12,
+            )
+    with pytest.raises(InvalidOptionError, match="n_buckets="):
+        slate_off_policy(log, ALL, n_buckets=0, **options)
+    with pytest.raises(InvalidOptionError, match="per_query"):
+        slate_off_policy(log, ALL, n_buckets=2, per_query=True, **options)
+
+
+def test_a_bad_slate_is_found_in_its_bucket() -> None:
+    log = make_log(n_slates=40, seed=13).drop("q_all", "soft_dist", "greedy_dist")
+    first = log.row(0, named=True)
+    broken = log.with_columns(
+        position=pl.when(
+            (pl.col("query") == first["query"]) & (pl.col("position") != first["position"])
+        )
+        .then(first["position"])
+        .otherwise(pl.col("position"))
+    )
+    with pytest.raises(ColumnValueError, match="repeat a position"):
+        slate_off_policy(broken, ALL, n_buckets=4, **_all_options())
