@@ -26,17 +26,14 @@ model averaged over the target policy's actions in the row's context.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
 
-from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
-from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.warn import Site, user_site, warn_at
 from polars_rankeval.errors import EmptyEvaluationWarning, InvalidOptionError
 from polars_rankeval.offpolicy._bandit_log import (
@@ -48,7 +45,7 @@ from polars_rankeval.offpolicy._bandit_log import (
     validate_events,
 )
 from polars_rankeval.offpolicy._core import WEIGHT, Parts, estimate
-from polars_rankeval.offpolicy._options import column_name, parse_names, per_policy
+from polars_rankeval.offpolicy._options import column_name, parse_names, per_policy, read_log
 
 #: the estimators this module computes (results list them in the order they are asked for)
 ESTIMATORS: tuple[str, ...] = ("ips", "snips", "dm", "dr", "sndr", "switch_dr", "dr_os", "replay")
@@ -248,13 +245,6 @@ def candidate_events(lf: pl.LazyFrame, log: Log) -> tuple[pl.LazyFrame, Log]:
 
 
 # -- the public function --------------------------------------------------------------------
-
-
-def _read(data: object) -> pl.LazyFrame:
-    if isinstance(data, str | os.PathLike):
-        return _scan_path(data, "data")
-    frame = as_polars(data)
-    return frame.lazy() if isinstance(frame, pl.DataFrame) else frame
 
 
 @dataclass(frozen=True)
@@ -532,7 +522,7 @@ def off_policy(
         switch_threshold=switch_threshold,
         shrinkage=shrinkage,
     )
-    parts = build.parts(_read(data), engine=engine, site=site)
+    parts = build.parts(read_log(data), engine=engine, site=site)
     return estimate(
         parts,
         alpha=alpha,

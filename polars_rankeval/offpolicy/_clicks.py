@@ -64,10 +64,10 @@ from polars_rankeval.offpolicy._examination import (
     check_position_and_click,
     examination_from_randomized,
     power_law_examination,
-    read_log,
     refuse,
     require,
 )
+from polars_rankeval.offpolicy._options import read_log
 
 __all__ = [
     "click_metrics",

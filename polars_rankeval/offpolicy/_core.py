@@ -25,7 +25,7 @@ same logged units for :func:`~polars_rankeval.compare_per_query`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -690,41 +690,33 @@ def summarise(
     )
 
 
-def estimate_in_buckets(
-    build: Callable[[pl.LazyFrame], Parts],
-    lf: pl.LazyFrame,
-    *,
-    unit: list[str],
-    n_buckets: int,
-    alpha: float,
-    engine: Engine,
-    site: Site,
-) -> pl.DataFrame:
-    """:func:`estimate`'s values and standard errors in ``n_buckets`` passes over the log.
+def buckets(lf: pl.LazyFrame, unit: list[str], n_buckets: int) -> list[pl.LazyFrame]:
+    """``lf`` split into ``n_buckets`` by a hash of the ``unit`` columns: whole units in each."""
+    bucket = pl.struct(unit).hash(seed=0) % n_buckets
+    return [lf.filter(bucket == b) for b in range(n_buckets)]
 
-    The units are split by a hash of their ``unit`` columns, so each pass holds whole units
-    (a slate's positions) and about ``1 / n_buckets`` of the rows; each pass's parts are
-    summed, the sums merged as Spark's partitions are, and a second round of passes gives
-    the spread around the values. Memory is that of one bucket; the log is read twice per
-    bucket. Each bucket's sums are rounded once before they merge, so the result equals one
-    pass's to about 1e-15, not to the bit.
+
+def estimate_in_buckets(
+    pieces: Sequence[Parts], *, alpha: float, engine: Engine, site: Site
+) -> pl.DataFrame:
+    """:func:`estimate`'s values and standard errors from parts built per bucket of units.
+
+    Each piece holds whole units (:func:`buckets`: a slate's positions) and about
+    ``1 / len(pieces)`` of the rows; each piece's parts are summed, the sums merged as Spark's
+    partitions are, and a second round over the pieces gives the spread around the values.
+    Memory is that of one bucket; the log is read twice per bucket. Each bucket's sums are
+    rounded once before they merge, so the result equals one pass's to about 1e-15, not to
+    the bit.
     """
     alpha = check_alpha(alpha)
-    bucket = pl.struct(unit).hash(seed=0) % n_buckets
-    pieces = [lf.filter(bucket == b) for b in range(n_buckets)]
-    model: Parts | None = None
-    sums = []
-    for piece in pieces:
-        parts = build(piece)
-        model = model or parts
-        sums.append(partial_sums(parts).collect(engine=engine))
-    assert model is not None
-    model = Parts(model.frame, model.keys, model.estimators, model.unit, model.term, site)
+    first = pieces[0]
+    model = Parts(first.frame, first.keys, first.estimators, first.unit, first.term, site)
+    sums = [partial_sums(parts).collect(engine=engine) for parts in pieces]
     values, constants = finish_values(
         *merge_sums(pl.concat(sums, how="vertical_relaxed"), model), model
     )
     spread = pl.concat(
-        [spread_sums(build(piece), values, constants).collect(engine=engine) for piece in pieces],
+        [spread_sums(parts, values, constants).collect(engine=engine) for parts in pieces],
         how="vertical_relaxed",
     )
     return summarise(values, spread, model, alpha=alpha)

@@ -11,19 +11,18 @@ these forms: a mapping or list by position, a column, an expression such as
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from polars_rankeval._engine.columns import as_polars
-from polars_rankeval._engine.tables import _scan_path, refuse_rows
+from polars_rankeval._engine.tables import refuse_rows
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
     InvalidOptionError,
 )
+from polars_rankeval.offpolicy._options import read_log
 
 PREFIX = "__rke_click_"
 #: The column the examination probability of each logged row is put in.
@@ -53,12 +52,6 @@ def power_law_examination(eta: float, *, position: str = "position") -> pl.Expr:
         msg = f"eta of power_law_examination must be >= 0 (lower positions seen less), got {eta}"
         raise InvalidOptionError(msg)
     return ((1.0 / pl.col(position).cast(pl.Float64)) ** float(eta)).alias("examination")
-
-
-def read_log(data: object) -> pl.LazyFrame:
-    if isinstance(data, (str, os.PathLike)):
-        return _scan_path(data, "data")
-    return as_polars(data, "data").lazy()
 
 
 def by_list(by: object) -> list[str]:

@@ -26,16 +26,13 @@ losses, ties left out: the test those papers use, and exact at any number of imp
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
-from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.options import check_choice
-from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.vocabulary import (
     CI_HIGH,
     CI_LOW,
@@ -53,6 +50,7 @@ from polars_rankeval.errors import (
     EmptyEvaluationWarning,
     InvalidOptionError,
 )
+from polars_rankeval.offpolicy._options import read_log
 
 #: The ``metric`` of every row: team-draft credit (interleaving and multileaving alike).
 TEAM_DRAFT = "team_draft"
@@ -77,13 +75,6 @@ def _scipy_stats() -> Any:
         )
         raise ImportError(msg) from error
     return stats
-
-
-def _lazy(data: object) -> pl.LazyFrame:
-    """The log as a LazyFrame: a frame, a pandas/Arrow table, or a path read lazily."""
-    if isinstance(data, (str, os.PathLike)):
-        return _scan_path(data, "data")
-    return as_polars(data).lazy()
 
 
 def _names(team: str, click: str, query: str, by: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -357,7 +348,7 @@ def interleaving(
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
-    lf = _check_schema(_lazy(data), team, click, [query, team, click, *segments])
+    lf = _check_schema(read_log(data), team, click, [query, team, click, *segments])
     _check_values(lf, team, click, query)
     if baseline is not None:
         teams = lf.select(pl.col(team).unique().sort()).collect().to_series().to_list()

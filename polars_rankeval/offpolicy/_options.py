@@ -1,4 +1,4 @@
-"""Options every off-policy function reads the same way: estimator names, columns, per policy.
+"""What every off-policy function reads the same way: the log, estimator names, columns.
 
 One place decides how ``estimators=`` is spelled (case, ``-`` for ``_``, repeats), what a
 column option must hold, and how an option with a column per target policy is matched to the
@@ -8,8 +8,13 @@ policies of ``target=``, so the bandit and slate functions (and their Spark twin
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Mapping, Sequence
 
+import polars as pl
+
+from polars_rankeval._engine.columns import as_polars
+from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval.errors import InvalidOptionError, UnknownMetricError
 
 
@@ -97,3 +102,16 @@ def per_policy(option: str, value: object, policies: Sequence[str]) -> dict[str,
         )
         raise InvalidOptionError(msg)
     return out
+
+
+def read_log(data: object) -> pl.LazyFrame:
+    """The log as a LazyFrame: a Polars, pandas or Arrow frame, or a path read lazily.
+
+    Examples
+    --------
+    >>> read_log(pl.DataFrame({"reward": [1.0]})).collect().height
+    1
+    """
+    if isinstance(data, (str, os.PathLike)):
+        return _scan_path(data, "data")
+    return as_polars(data, "data").lazy()

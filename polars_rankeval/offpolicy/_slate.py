@@ -29,20 +29,25 @@ at the top).
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
-from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
-from polars_rankeval._engine.tables import _scan_path
 from polars_rankeval._engine.warn import Site, user_site
 from polars_rankeval.errors import InvalidOptionError, WeightWarning
-from polars_rankeval.offpolicy._core import WEIGHT, Interval, Parts, estimate, estimate_in_buckets
+from polars_rankeval.offpolicy._core import (
+    WEIGHT,
+    Interval,
+    Parts,
+    buckets,
+    estimate,
+    estimate_in_buckets,
+)
+from polars_rankeval.offpolicy._options import read_log
 from polars_rankeval.offpolicy._slate_log import (
     _DERIVED,
     _POLICY,
@@ -244,7 +249,6 @@ class SlateParts:
 
     log: SlateLog
     index: int = 0
-    engine: Engine = "in-memory"
 
     def sets(self, lf: pl.LazyFrame, *, engine: Engine, site: Site | None) -> list[Parts]:
         """The log's values checked, then every target policy's parts, in one or two sets."""
@@ -274,8 +278,8 @@ class SlateParts:
         )
 
     def __call__(self, lf: pl.LazyFrame) -> Parts:
-        """Set ``index`` of a partition's parts (a Spark partition, a local bucket)."""
-        return self.sets(lf, engine=self.engine, site=None)[self.index]
+        """Set ``index`` of a Spark partition's parts (checked in memory)."""
+        return self.sets(lf, engine="in-memory", site=None)[self.index]
 
 
 def slate_off_policy(
@@ -435,7 +439,7 @@ def slate_off_policy(
         target_reward_model=target_reward_model,
         by=by,
     )
-    lf = _scan_path(data, "data") if isinstance(data, (str, os.PathLike)) else as_polars(data)
+    lf = read_log(data)
     if n_buckets is not None:
         return _in_buckets(
             log,
@@ -448,24 +452,35 @@ def slate_off_policy(
             engine=engine,
             site=site,
         )
-    results: list[pl.DataFrame] = []
-    for parts in SlateParts(log).sets(lf.lazy(), engine=engine, site=site):
-        with warnings.catch_warnings():
-            if results:  # the same joint weights: warn about them once
-                warnings.simplefilter("ignore", WeightWarning)
-            results.append(
-                estimate(
-                    parts,
-                    alpha=alpha,
-                    per_query=per_query,
-                    baseline=baseline,
-                    interval=interval,
-                    n_resamples=n_resamples,
-                    seed=seed,
-                    engine=engine,
-                )
-            )
+    sets = SlateParts(log).sets(lf, engine=engine, site=site)
+    results = each_set(
+        len(sets),
+        lambda index: estimate(
+            sets[index],
+            alpha=alpha,
+            per_query=per_query,
+            baseline=baseline,
+            interval=interval,
+            n_resamples=n_resamples,
+            seed=seed,
+            engine=engine,
+        ),
+    )
     return _merge(results, log.names, log.keys, query, per_query=per_query, baseline=baseline)
+
+
+def each_set(n_sets: int, run: Callable[[int], pl.DataFrame]) -> list[pl.DataFrame]:
+    """``run(index)`` for each parts set; a weight warning is given once, by the first set.
+
+    Both sets read the same joint weights, so their diagnostics are the same numbers.
+    """
+    results: list[pl.DataFrame] = []
+    for index in range(n_sets):
+        with warnings.catch_warnings():
+            if results:
+                warnings.simplefilter("ignore", WeightWarning)
+            results.append(run(index))
+    return results
 
 
 def _in_buckets(
@@ -490,25 +505,17 @@ def _in_buckets(
             "interval='bootstrap' hold every slate at once: leave n_buckets out for them"
         )
         raise InvalidOptionError(msg)
-    first = SlateParts(log)
-    # the sets on the log's empty schema: how many there are, checked before any pass
-    n_sets = len(first.sets(lf.head(0), engine="in-memory", site=None))
-    results: list[pl.DataFrame] = []
-    for index in range(n_sets):
-        with warnings.catch_warnings():
-            if results:  # the same joint weights: warn about them once
-                warnings.simplefilter("ignore", WeightWarning)
-            results.append(
-                estimate_in_buckets(
-                    SlateParts(log, index, engine=engine),
-                    lf,
-                    unit=[*log.by, log.query],
-                    n_buckets=n_buckets,
-                    alpha=alpha,
-                    engine=engine,
-                    site=site,
-                )
-            )
+    # each bucket's slates checked once, and its parts sets built once for both rounds
+    per_bucket = [
+        SlateParts(log).sets(piece, engine=engine, site=None)
+        for piece in buckets(lf, [*log.by, log.query], n_buckets)
+    ]
+    results = each_set(
+        len(per_bucket[0]),
+        lambda index: estimate_in_buckets(
+            [sets[index] for sets in per_bucket], alpha=alpha, engine=engine, site=site
+        ),
+    )
     return _merge(results, log.names, log.keys, log.query, per_query=False, baseline=None)
 
 

@@ -12,7 +12,6 @@ slate or a context's candidate actions meet on one worker.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -268,7 +267,7 @@ def slate_off_policy(
     pyspark.sql.DataFrame
         The local function's long result, built on the driver.
     """
-    from polars_rankeval.offpolicy._slate import SlateParts, _merge
+    from polars_rankeval.offpolicy._slate import SlateParts, _merge, each_set
     from polars_rankeval.offpolicy._slate_log import prepare
 
     log = prepare(
@@ -286,20 +285,16 @@ def slate_off_policy(
     assert isinstance(empty, pl.DataFrame)
     n_sets = len(SlateParts(log).sets(empty.lazy(), engine="in-memory", site=None))
     site = user_site()
-    results: list[pl.DataFrame] = []
-    for index in range(n_sets):
-        with warnings.catch_warnings():
-            if results:  # the same joint weights: warn about them once
-                warnings.simplefilter("ignore", errors.WeightWarning)
-            results.append(
-                estimate_on_spark(
-                    data,
-                    SlateParts(log, index),
-                    unit=[*log.by, log.query],
-                    alpha=alpha,
-                    n_partitions=n_partitions,
-                    site=site,
-                )
-            )
+    results = each_set(
+        n_sets,
+        lambda index: estimate_on_spark(
+            data,
+            SlateParts(log, index),
+            unit=[*log.by, log.query],
+            alpha=alpha,
+            n_partitions=n_partitions,
+            site=site,
+        ),
+    )
     merged = _merge(results, log.names, log.keys, log.query, per_query=False, baseline=None)
     return as_spark(merged, data)
