@@ -52,12 +52,13 @@ _EXTREME = 1e-9  # resampled statistics this close (relative to Σ|d|) are "as e
 _CHUNK_CELLS = 4_000_000  # resamples × queries (× systems for Tukey) held at once
 
 
-def _scipy_stats() -> Any:
+def _scipy_stats(caller: str = "compare()") -> Any:
+    """``scipy.stats``, or an ImportError naming ``caller`` and the ``stats`` extra."""
     try:
         from scipy import stats  # type: ignore[import-untyped]  # the stats extra
     except ImportError as error:
         msg = (
-            "compare() needs scipy for the distributions of its tests: "
+            f"{caller} needs scipy for the distributions of its tests: "
             'pip install "polars-rankeval[stats]"'
         )
         raise ImportError(msg) from error
@@ -429,9 +430,17 @@ def _wilcoxon_p(d: np.ndarray, stats: Any) -> float:
 
 def _sign_p(d: np.ndarray, stats: Any) -> float:
     """Exact two-sided sign test (scipy's ``binomtest``) over the non-tied queries."""
-    wins, losses = int((d > 0).sum()), int((d < 0).sum())
     if d.size == 0:
         return math.nan
+    return sign_p(int((d > 0).sum()), int((d < 0).sum()), stats)
+
+
+def sign_p(wins: int, losses: int, stats: Any) -> float:
+    """Exact two-sided sign test (scipy's ``binomtest``, p = 1/2) of wins against losses.
+
+    Ties are left out; no win and no loss is p = 1. ``compare``'s ``test="sign"`` and
+    ``interleaving`` both ask it.
+    """
     if wins + losses == 0:
         return 1.0
     return float(stats.binomtest(wins, wins + losses, 0.5).pvalue)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Any
 
 import polars as pl
 
@@ -43,6 +42,7 @@ from polars_rankeval._engine.vocabulary import (
     baseline_column,
 )
 from polars_rankeval._engine.warn import warn_at
+from polars_rankeval.comparison._stats import _scipy_stats, sign_p
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -63,18 +63,6 @@ _ROW = "__rke_row"
 _CLICK = "__rke_click"
 _OTHER = "__rke_other_team"
 _OTHER_CLICKS = "__rke_other_clicks"
-
-
-def _scipy_stats() -> Any:
-    try:
-        from scipy import stats  # type: ignore[import-untyped]  # the stats extra
-    except ImportError as error:
-        msg = (
-            "interleaving() needs scipy for the exact sign test: "
-            'pip install "polars-rankeval[stats]"'
-        )
-        raise ImportError(msg) from error
-    return stats
 
 
 def _names(team: str, click: str, query: str, by: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -237,11 +225,8 @@ def _sign_test(wins: list[int], losses: list[int]) -> list[float]:
     """Exact two-sided binomial (p = 1/2) p-value of wins among the non-tied impressions."""
     if not wins:
         return []
-    stats = _scipy_stats()
-    return [
-        1.0 if w + lo == 0 else float(stats.binomtest(w, w + lo, 0.5).pvalue)
-        for w, lo in zip(wins, losses, strict=True)
-    ]
+    stats = _scipy_stats("interleaving()")
+    return [sign_p(w, lo, stats) for w, lo in zip(wins, losses, strict=True)]
 
 
 def _warn_empty(lf: pl.LazyFrame, found: pl.DataFrame, segments: Sequence[str]) -> None:
