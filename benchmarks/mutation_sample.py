@@ -69,8 +69,8 @@ ROUND_3 = [
     Mutant(
         "R3-M03",
         "polars_rankeval/comparison/_stats.py",
-        "wins, losses = int((d > 0).sum()), int((d < 0).sum())",
-        "wins, losses = int((d >= 0).sum()), int((d < 0).sum())",
+        "return sign_p(int((d > 0).sum()), int((d < 0).sum()), stats)",
+        "return sign_p(int((d >= 0).sum()), int((d < 0).sum()), stats)",
         ("tests/comparison/test_compare.py", "tests/comparison/test_stats.py"),
     ),
     Mutant(
