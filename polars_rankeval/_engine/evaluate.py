@@ -87,6 +87,8 @@ def evaluate(
     train: object = None,
     items: object = None,
     catalog: object = None,
+    groups: object = None,
+    group_target: object = None,
     n_buckets: int | Literal["auto"] | None = None,
     progress: bool | None = None,
     spill_dir: str | os.PathLike[str] | None = None,
@@ -163,6 +165,15 @@ def evaluate(
         row per item with features, an embedding or a category, ``catalog`` the item universe
         (a table with the item column, or its size). Frames, LazyFrames or file paths; read
         lazily. A metric that needs a missing table names it in its error.
+    groups, group_target
+        For the fairness metrics (``awrf``, ``ndkl``, ``ee_l`` ...; see the fairness guide,
+        docs/pages/guides/fairness.md): ``groups`` maps items to groups in one or several
+        dimensions (the item column plus one column per dimension, or the long layout item,
+        dimension, group, weight); ``group_target`` gives each group's target share
+        (``"population"``, the default: the groups' shares of the items; ``"uniform"``; a
+        mapping ``{group: share}`` or ``{dimension: {group: share}}``; or a table with
+        ``group`` and ``share`` columns, optionally ``dimension`` and the query column for a
+        target per query).
     n_buckets
         Bounded memory: evaluate the queries in this many passes, each over one hash bucket of
         the query ids (every ranked list stays whole inside one pass), so only one bucket's rows
@@ -254,6 +265,8 @@ def evaluate(
         train=train,
         items=items,
         catalog=catalog,
+        groups=groups,
+        group_target=group_target,
         n_buckets=n_buckets,
         progress=progress,
         spill_dir=spill_dir,
@@ -331,6 +344,8 @@ def evaluate_frame(
         train=options.get("train"),
         items=options.get("items"),
         catalog=options.get("catalog"),
+        groups=options.get("groups"),
+        group_target=options.get("group_target"),
     )
     route = _route(
         request,

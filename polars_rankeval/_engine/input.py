@@ -77,6 +77,8 @@ def take_input(
     train: object = None,
     items: object = None,
     catalog: object = None,
+    groups: object = None,
+    group_target: object = None,
 ) -> Input:
     """The input as one checked long-format LazyFrame, its lists cut, and the extra tables."""
     frame = as_polars(data)
@@ -92,7 +94,15 @@ def take_input(
         # (it resolves them again, a no-op on unique pairs)
         lf = resolve_duplicates(lf, columns, settings.duplicates)
     lf = cut_lists(lf, columns, cut, nan_last=settings.nan_scores == "last")
-    tables = make_tables(lf.collect_schema(), columns, train=train, items=items, catalog=catalog)
+    tables = make_tables(
+        lf.collect_schema(),
+        columns,
+        train=train,
+        items=items,
+        catalog=catalog,
+        groups=groups,
+        group_target=group_target,
+    )
     return Input(lf, isinstance(frame, pl.DataFrame), tables)
 
 

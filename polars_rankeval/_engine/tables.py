@@ -7,7 +7,9 @@ Beyond-accuracy recommender metrics need more than the ranked log:
 * ``items=``: one row per item with feature columns, an embedding (List/Array) column or a
   category column (diversity);
 * ``catalog=``: the item universe, a frame with the item column or just its size (coverage,
-  catalog-wide Gini).
+  catalog-wide Gini);
+* ``groups=``: each item's groups in one or several dimensions, with ``group_target=`` the
+  target shares (fairness of exposure; read by :mod:`polars_rankeval.fairness._groups`).
 
 Each may be a polars DataFrame or LazyFrame, a pandas DataFrame or pyarrow Table, or a path
 (Parquet, CSV, NDJSON; a directory of Parquet files). They are read lazily: only the columns
@@ -38,7 +40,10 @@ from polars_rankeval.errors import (
     UnusedTableWarning,
 )
 
-TableName = Literal["train", "items", "catalog", "subtopics"]
+TableName = Literal["train", "items", "catalog", "subtopics", "groups", "group_target"]
+
+#: The evaluation keywords that hold extra tables (forwarded as they are by compare, bootstrap ...).
+TABLE_KEYWORDS = ("train", "items", "catalog", "groups", "group_target")
 
 TABLE_HELP: dict[str, str] = {
     "train": "train= (past interactions: one row per (user, item) event, with the log's query "
@@ -46,6 +51,10 @@ TABLE_HELP: dict[str, str] = {
     "items": "items= (one row per item: the item column plus feature columns, an embedding "
     "list/array column or a category column)",
     "catalog": "catalog= (the item universe: a frame with the item column, or its size as an int)",
+    "groups": "groups= (each item's groups: the item column plus one column per dimension, "
+    "or the long layout item, dimension, group, weight) and optionally group_target= (the "
+    "target shares)",
+    "group_target": "group_target= (the target share of each group)",
     "subtopics": "a log with a 'subtopics' column (rke.join_run_qrels(run, "
     "rke.read_trec_qrels(path, subtopics=True)))",
 }
@@ -81,6 +90,8 @@ class Tables:
     items: pl.LazyFrame | None = None
     catalog: pl.LazyFrame | None = None
     catalog_size: int | None = None
+    # GroupInputs (polars_rankeval.fairness._prepare): the groups table and the target
+    groups: object = None
 
     def require(self, name: TableName, metric: str) -> pl.LazyFrame:
         """The table, or a :class:`MissingTableError` naming the metric and the keyword."""
@@ -105,10 +116,12 @@ class Tables:
 
 def missing_table(name: TableName, metric: str) -> MissingTableError:
     """The error for a metric whose table is missing."""
-    msg = (
-        f"metric {metric!r} needs the {name} table: pass {TABLE_HELP[name]}; see the "
-        "recommender evaluation guide (docs/pages/guides/recommender.md)"
+    guide = (
+        "the fairness guide (docs/pages/guides/fairness.md)"
+        if name in ("groups", "group_target")
+        else "the recommender evaluation guide (docs/pages/guides/recommender.md)"
     )
+    msg = f"metric {metric!r} needs the {name} table: pass {TABLE_HELP[name]}; see {guide}"
     return MissingTableError(msg)
 
 
@@ -256,6 +269,8 @@ def make_tables(
     train: object = None,
     items: object = None,
     catalog: object = None,
+    groups: object = None,
+    group_target: object = None,
 ) -> Tables:
     """Read and check the extra tables against the log's key columns (lazily)."""
     query_dtype = log_schema[columns.query]
@@ -278,6 +293,8 @@ def make_tables(
         else:
             catalog_frame = read_table(catalog, "catalog")
             catalog_frame = _key(catalog_frame, "catalog", columns.item, item_dtype, "item")
+    from polars_rankeval.fairness._prepare import read_group_inputs  # fairness sits above
+
     return Tables(
         query=columns.query,
         item=columns.item,
@@ -285,6 +302,7 @@ def make_tables(
         items=items_frame,
         catalog=catalog_frame,
         catalog_size=catalog_size,
+        groups=read_group_inputs(groups, group_target, columns.item, item_dtype),
     )
 
 
@@ -327,6 +345,7 @@ def warn_unused_tables(named: Iterable[tuple[str, Sequence[str]]], tables: Table
         "train": tables.train is not None,
         "items": tables.items is not None,
         "catalog": tables.catalog is not None or tables.catalog_size is not None,
+        "groups": tables.groups is not None,
     }
     unused = [name for name, passed in given.items() if passed and name not in needed]
     if not unused:

@@ -192,6 +192,8 @@ class EvaluateOptions(TypedDict, total=False):
     train: object
     items: object
     catalog: object
+    groups: object
+    group_target: object
     n_buckets: int | Literal["auto"] | None
     progress: bool | None
     spill_dir: str | os.PathLike[str] | None

@@ -224,6 +224,18 @@ TABLE: tuple[Family, ...] = (
     Family("map_ia", m.map_ia, "none"),
     Family("p_ia", m.p_ia, "required"),
     Family("strec", m.strec, "required"),
+    # fairness of exposure over groups of items (metrics/fairness.py, polars_rankeval/fairness)
+    Family("awrf", m.awrf, "optional"),
+    Family("ndcg_awrf", m.ndcg_awrf, "optional"),
+    Family("ee_l", m.ee_l, "none"),
+    Family("ee_d", m.ee_d, "none"),
+    Family("ee_r", m.ee_r, "none"),
+    Family("ndkl", m.ndkl, "optional"),
+    Family("skew", m.skew, "required"),
+    Family("min_skew", m.min_skew, "required"),
+    Family("max_skew", m.max_skew, "required"),
+    Family("exp", m.exp, "optional"),
+    Family("expu", m.expu, "optional"),
 )
 FAMILIES: dict[str, Family] = {family.name: family for family in TABLE}
 

@@ -24,7 +24,7 @@ from polars_rankeval._engine.meaning import Directions, Meaning, meanings
 from polars_rankeval._engine.plan import finish_all
 from polars_rankeval._engine.settings import settings_for
 from polars_rankeval._engine.summary import drop_empty_queries, summary
-from polars_rankeval._engine.tables import Tables, make_tables
+from polars_rankeval._engine.tables import TABLE_KEYWORDS, Tables, make_tables
 from polars_rankeval._engine.vocabulary import (
     BASELINE_VALUE,
     CI_HIGH,
@@ -393,7 +393,7 @@ def _per_query(
     resolved = resolve_metrics(metrics, preset)
     _meanings(resolved, direction)  # a direction= for no metric is refused before reading
     data = as_polars(log, "log").lazy()
-    table_keywords = {k: evaluate_keywords.get(k) for k in ("train", "items", "catalog")}
+    table_keywords = {k: evaluate_keywords.get(k) for k in TABLE_KEYWORDS}
     per_query = evaluate_frame(
         data, metrics, per_query=True, by=keys, raw=True, **evaluate_keywords
     ).collect()
