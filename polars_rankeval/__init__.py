@@ -45,6 +45,7 @@ from polars_rankeval.errors import (
     WeightWarning,
 )
 from polars_rankeval.expr import metric_expr
+from polars_rankeval.fairness import expected_exposure, group_exposure
 from polars_rankeval.gate import CheckResult, check
 from polars_rankeval.io import join_run_qrels, read_trec_qrels, read_trec_run
 from polars_rankeval.lists import from_lists
@@ -96,7 +97,9 @@ __all__ = [
     "discriminative_power",
     "evaluate",
     "examination_from_randomized",
+    "expected_exposure",
     "from_lists",
+    "group_exposure",
     "interleaving",
     "join_run_qrels",
     "known_metrics",

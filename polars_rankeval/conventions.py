@@ -36,6 +36,7 @@ ConventionName = Literal[
     "replay",
     "torchrec",
     "gdeval",
+    "fairranktune",
 ]
 NegativeLabels = Literal["unjudged", "nonrelevant"]
 Unretrieved = Literal["count", "drop"]
@@ -283,6 +284,19 @@ CONVENTIONS["gdeval"] = Convention(
     families=frozenset({"ndcg", "err"}),
     metric_defaults={"ndcg": {"gain": "exp"}, "err": {"max_grade": 4}},
     cutoff_only=frozenset({"ndcg", "err"}),
+)
+
+CONVENTIONS["fairranktune"] = Convention(
+    # FairRankTune 0.0.7 (KCachel/fairranktune): its AWRF is attention-based (geometric
+    # attention 100·(1-p)^(rank-1)·p, combined by a combo; p and combo have no default), its
+    # NDKL measures a ranking against its own group distribution with 1e-7 added to both
+    # distributions; EXP and EXPU are ours under the same names (combo= required).
+    "fairranktune",
+    families=frozenset({"awrf", "ndkl", "exp", "expu"}),
+    metric_defaults={
+        "awrf": {"attention": "geometric"},
+        "ndkl": {"distribution": "list", "epsilon": 1e-7},
+    },
 )
 
 

@@ -25,6 +25,7 @@ from polars_rankeval._names.families import TABLE, Family, MetricRequest, family
 from polars_rankeval.agreement._similarity import similarity
 from polars_rankeval.comparison import compare
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
+from polars_rankeval.fairness import expected_exposure, group_exposure
 from polars_rankeval.metrics._base import Metric
 from polars_rankeval.offpolicy import click_metrics, interleaving, off_policy, slate_off_policy
 
@@ -219,6 +220,17 @@ class _FrameNamespace(_MetricMethods[FrameT]):
     def interleaving(self, **options: Any) -> FrameT:
         """Interleaving credit per pair of rankers; see :func:`polars_rankeval.interleaving`."""
         return self._like(interleaving(self._frame, **options))
+
+    def group_exposure(self, **options: Any) -> FrameT:
+        """Each group's exposure, share and target; see :func:`polars_rankeval.group_exposure`.
+
+        Lazy in, lazy out: nothing is read until the result is collected.
+        """
+        return group_exposure(self._frame, **options)
+
+    def expected_exposure(self, **options: Any) -> FrameT:
+        """Sampled rankings' expected exposure; see :func:`polars_rankeval.expected_exposure`."""
+        return expected_exposure(self._frame, **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")

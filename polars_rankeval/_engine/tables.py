@@ -90,8 +90,10 @@ class Tables:
     items: pl.LazyFrame | None = None
     catalog: pl.LazyFrame | None = None
     catalog_size: int | None = None
-    # GroupInputs (polars_rankeval.fairness._prepare): the groups table and the target
-    groups: object = None
+    # fairness: the groups table (keyed by the log's item column) and group_target= as given
+    # (a path read as a table); polars_rankeval.fairness._groups puts them in canonical form
+    groups: pl.LazyFrame | None = None
+    group_target: object = None
 
     def require(self, name: TableName, metric: str) -> pl.LazyFrame:
         """The table, or a :class:`MissingTableError` naming the metric and the keyword."""
@@ -293,8 +295,7 @@ def make_tables(
         else:
             catalog_frame = read_table(catalog, "catalog")
             catalog_frame = _key(catalog_frame, "catalog", columns.item, item_dtype, "item")
-    from polars_rankeval.fairness._prepare import read_group_inputs  # fairness sits above
-
+    groups_frame, target = group_tables(groups, group_target, columns.item, item_dtype)
     return Tables(
         query=columns.query,
         item=columns.item,
@@ -302,8 +303,41 @@ def make_tables(
         items=items_frame,
         catalog=catalog_frame,
         catalog_size=catalog_size,
-        groups=read_group_inputs(groups, group_target, columns.item, item_dtype),
+        groups=groups_frame,
+        group_target=target,
     )
+
+
+_TARGET_WORDS = ("population", "uniform")
+
+
+def group_tables(
+    groups: object, group_target: object, item: str, item_dtype: pl.DataType
+) -> tuple[pl.LazyFrame | None, object]:
+    """``groups=`` read and keyed by the log's item column; ``group_target=`` checked.
+
+    A ``group_target`` path is read as a table; its content (and the groups table's) is
+    checked by :mod:`polars_rankeval.fairness._groups` when a metric reads it.
+    """
+    is_path = isinstance(group_target, (str, os.PathLike)) and group_target not in _TARGET_WORDS
+    if isinstance(group_target, str) and is_path and Path(group_target).suffix == "":
+        msg = (
+            f"option group_target={group_target!r}: give 'population', 'uniform', a mapping "
+            "{group: share} or {dimension: {group: share}}, or a table (or its path) with "
+            "'group' and 'share' columns"
+        )
+        raise InvalidOptionError(msg)
+    if groups is None:
+        if group_target is not None:
+            msg = (
+                "option group_target= needs groups= (each item's groups): the target shares "
+                "are over those groups"
+            )
+            raise InvalidOptionError(msg)
+        return None, None
+    frame = _key(read_table(groups, "groups"), "groups", item, item_dtype, "item")
+    target = read_table(group_target, "group_target") if is_path else group_target
+    return frame, target
 
 
 @dataclass(frozen=True)

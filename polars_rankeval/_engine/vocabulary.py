@@ -157,6 +157,21 @@ PARAMETERS: dict[str, str] = {
     "examination": "click_metrics: the examination probability of each position",
     "click": "the click column (0/1)",
     "team": "interleaving: the column naming the ranker that contributed the row's item",
+    # fairness of exposure
+    "groups": "fairness: each item's groups (the item column plus one column per dimension, or "
+    "the long layout item, dimension, group, weight)",
+    "group_target": "fairness: each group's target share ('population', 'uniform', {group: "
+    "share}, {dimension: {group: share}} or a table)",
+    "dimension": "fairness: the dimension(s) of groups= to read ('region', 'region+gender'); "
+    "None: all, intersected",
+    "attention": "group_exposure: the attention each rank receives ('trec', 'log2', 'geometric', "
+    "{rank: attention} or an expression over pl.col('rank'))",
+    "p": "the geometric attention model's first-rank share of attention (0 < p < 1)",
+    "sample": "the column of the sampled ranking's id: a stochastic ranker's several rankings per "
+    "query",
+    "relevant_only": "fairness: count only relevant items' exposure (TREC Fair 2022's Task 2 rule)",
+    "target_len": "expected_exposure: the ranking length whose exposure scales the target (TREC "
+    "Fair's 20)",
     # output
     "format": "the output format",
     "digits": "report: decimals shown",

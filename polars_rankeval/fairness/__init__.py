@@ -10,3 +10,7 @@ al. (:mod:`._geyik`).
 """
 
 from __future__ import annotations
+
+from polars_rankeval.fairness._exposure import expected_exposure, group_exposure
+
+__all__ = ["expected_exposure", "group_exposure"]

@@ -22,7 +22,7 @@ import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
 from polars_rankeval._engine.context import RankingContext, trec_key
-from polars_rankeval._engine.tables import Tables, missing_table, read_table, refuse_rows
+from polars_rankeval._engine.tables import Tables, group_tables, missing_table, refuse_rows
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -47,30 +47,10 @@ _ROWS = "rows"
 
 @dataclass(frozen=True)
 class GroupInputs:
-    """What ``groups=`` and ``group_target=`` hold once read (in :class:`Tables`)."""
+    """The groups table in canonical form and ``group_target=`` as given."""
 
     table: GroupTable
-    target: object  # None, "population", "uniform", a mapping, or a table / path
-
-
-def read_group_inputs(
-    groups: object, group_target: object, item: str, item_dtype: pl.DataType
-) -> GroupInputs | None:
-    """``groups=`` read and checked, with ``group_target=`` kept for each metric's dimensions."""
-    from polars_rankeval.fairness._groups import check_target_option
-
-    check_target_option(group_target)
-    if groups is None:
-        if group_target is not None:
-            msg = (
-                "option group_target= needs groups= (the table of each item's groups): the "
-                "target shares are over those groups"
-            )
-            raise InvalidOptionError(msg)
-        return None
-    if isinstance(group_target, (str,)) and group_target not in ("population", "uniform"):
-        group_target = read_table(group_target, "group_target")
-    return GroupInputs(read_groups(groups, item, item_dtype), group_target)
+    target: object  # None, "population", "uniform", a mapping, or a table
 
 
 # --- inside evaluate ----------------------------------------------------------------------
@@ -135,12 +115,10 @@ def from_hidden(
 
 
 def group_inputs(tables: Tables, metric: str) -> GroupInputs:
-    """The evaluation's groups, or the missing-table error naming the metric."""
-    inputs = tables.groups
-    if inputs is None:
+    """The evaluation's groups in canonical form, or the missing-table error naming the metric."""
+    if tables.groups is None:
         raise missing_table("groups", metric)
-    assert isinstance(inputs, GroupInputs)
-    return inputs
+    return GroupInputs(read_groups(tables.groups, tables.item), tables.group_target)
 
 
 def assemble(
@@ -275,8 +253,9 @@ def fair_input(
         pl.col(item).filter(relevant).n_unique().over(keys).cast(pl.Int64).alias(NUM_REL),
     )
     rows = rows.filter(pl.col(RANK).is_not_null())
-    inputs = read_group_inputs(groups, group_target, item, schema[item])
-    if inputs is None:
-        msg = f"{metric} needs groups= (the table of each item's groups)"
+    groups_frame, target = group_tables(groups, group_target, item, schema[item])
+    if groups_frame is None:
+        msg = f"{metric} needs groups= (each item's groups)"
         raise InvalidOptionError(msg)
+    inputs = GroupInputs(read_groups(groups_frame, item), target)
     return assemble(rows, keys, inputs, dimension=dimension, query=query, metric=metric)

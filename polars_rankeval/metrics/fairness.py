@@ -22,7 +22,7 @@ metric                    anchor                                                
 ``ee_l``/``ee_d``/``ee_r``  TREC Fair 2022 Task 2 expected exposure loss, disparity,   lower/
                           relevance (one ranking per query here;                       lower/
                           :func:`~polars_rankeval.expected_exposure` for sampled ones)  higher
-``ndkl``                  Geyik et al. 2019 NDKL (FairRankTune's with reference=list)  lower
+``ndkl``                  Geyik et al. 2019 NDKL (FairRankTune's: distribution=list)   lower
 ``skew@k``                Geyik et al. 2019 skew of one group (``group=``)             none
 ``min_skew@k``            the lowest skew over the target's groups                     higher
 ``max_skew@k``            the highest skew over the target's groups                    lower
@@ -272,27 +272,27 @@ ee_r = _expected_exposure("ee_r", "higher", "relevance")
 def ndkl(
     k: int | None = None,
     *,
-    reference: str = "target",
+    distribution: str = "target",
     epsilon: float = 0.0,
     dimension: str | None = None,
 ) -> Metric:
     """``ndkl``: normalized discounted KL divergence of the top-i group distributions (Geyik 2019).
 
     ``(1/Z) Σ_i Z_i KL(D_top-i ‖ D)``, ``Z_i = 1/log2(i+1)``, over the first ``k`` ranks (all
-    when ``k`` is None). ``reference="target"``: ``D`` is the target (Geyik's desired
+    when ``k`` is None). ``distribution="target"``: ``D`` is the target (Geyik's desired
     distribution); ``"list"``: the list's own group distribution (FairRankTune's NDKL, with
     ``epsilon=1e-7`` added to both distributions, as it does). 0 is parity; lower is fairer.
     """
     checked = check_cutoff(k, "ndkl", required=False)
     metric = at("ndkl", checked)
-    chosen = check_choice("reference", reference, ["target", "list"])
+    chosen = check_choice("distribution", distribution, ["target", "list"])
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon >= 0:
         msg = f"option epsilon= of {metric!r} must be a number >= 0, got {epsilon!r}"
         raise InvalidOptionError(msg)
     dim = _dimension(dimension, metric)
     name = _name(
         metric,
-        reference=chosen if chosen != "target" else None,
+        distribution=chosen if chosen != "target" else None,
         epsilon=epsilon if epsilon else None,
         dimension=dim,
     )
@@ -302,7 +302,7 @@ def ndkl(
 
         return ndkl_values(fair, k=checked, reference=chosen, epsilon=float(epsilon))
 
-    # reference="list" reads the whole list's distribution, so the rows past k come too
+    # distribution="list" reads the whole list's distribution, so the rows past k come too
     return _fair_metric(
         name,
         measure,

@@ -26,6 +26,7 @@ PACKAGE = Path(rke.__file__).parent
 PUBLIC_MODULES = {"__init__", "__main__", "conventions", "errors", "expr", "io", "lists"}
 PUBLIC_MODULES |= {"namespace", "ties"}
 FEATURE_PACKAGES = {
+    "fairness",
     "agreement",
     "cli",
     "comparison",

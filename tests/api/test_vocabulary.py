@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_FAMILIES = {"evaluate", "compare", "similarity", "metric"}
 # the functions above evaluate (logs another policy produced), not metric families
 NOT_FAMILIES |= {"off_policy", "slate_off_policy", "click_metrics", "interleaving"}
+# tables of group exposure and the sampled-ranking evaluation (their columns are families)
+NOT_FAMILIES |= {"group_exposure", "expected_exposure"}
 #: Names in rke.metrics that are not one family's builder.
 NOT_BUILDERS = {"Metric", "iprec_at_recall_levels"}  # iprec_at_recall_levels: 11 metrics
 
@@ -32,6 +34,9 @@ NOT_BUILDERS = {"Metric", "iprec_at_recall_levels"}  # iprec_at_recall_levels: 1
 REQUIRED_OPTIONS: dict[str, dict[str, object]] = {
     "iprec_at_recall": {"level": 0.5},
     "unexpectedness": {"baseline": "b"},
+    "exp": {"combo": "min_max_ratio"},
+    "expu": {"combo": "min_max_ratio"},
+    "skew": {"group": "a"},
     **{cwl: {"max_rel": 3} for cwl in ("inst", "insq", "bpm", "sdcg")},
     **{cwl: {"max_rel": 3} for cwl in ("nerr8", "nerr9", "nerr10", "nerr11")},
 }
