@@ -1,0 +1,3 @@
+"""
+Support code for Fair TREC 2022.
+"""
