@@ -525,6 +525,78 @@ def test_task2_every_row_counts_without_relevant_only() -> None:
         assert_close(got[column].to_dict(), want[column], F64 * 100)
 
 
+def test_task2_each_dimension_with_its_marginal_target() -> None:
+    """Task2Evaluation.py's single-attribute loop: one dimension, its marginal target."""
+    rng = np.random.default_rng(11)
+    world = make_world(rng, ["a", "b", "c"], TOPICS)
+    runs = strip_unknown_relevant(world, task2_runs(rng, world, TOPICS), only_rel=True)
+    for dim in world.dims:
+        one = marginal(world, dim)
+        want = track_task2(one, runs, float64=True)
+        got = ours_ee(_trec.expected_exposure_values(fair_input(one, runs)))
+        for column in ["EE-L", "EE-D", "EE-R"]:
+            assert_close(got[column].to_dict(), want[column], F64 * 100)
+
+
+def _brute_ee(
+    samples: list[list[tuple[dict[str, float] | None, bool]]],
+    target: dict[str, float],
+    target_len: int,
+    relevant_only: bool,
+) -> tuple[float, float, float]:
+    """EE-L, EE-D, EE-R from their definition, in plain Python."""
+    s = dict.fromkeys(target, 0.0)
+    if any(rel for ranking in samples for _, rel in ranking):
+        for ranking in samples:
+            for rank, (groups, rel) in enumerate(ranking, start=1):
+                if groups is None or (relevant_only and not rel):
+                    continue
+                for group, weight in groups.items():
+                    s[group] += weight / math.log2(max(rank, 2)) / len(samples)
+    scale = math.fsum(1 / math.log2(max(i, 2)) for i in range(1, target_len + 1))
+    t = {g: share * scale for g, share in target.items()}
+    return (
+        math.fsum((s[g] - t[g]) ** 2 for g in target),
+        math.fsum(s[g] ** 2 for g in target),
+        math.fsum(s[g] * t[g] for g in target),
+    )
+
+
+@pytest.mark.parametrize("relevant_only", [True, False])
+def test_expected_exposure_brute_force_small_lists(relevant_only: bool) -> None:
+    target = {"x": 0.6, "y": 0.4, "z": 0.0}
+    x, y, xy = {"x": 1.0}, {"y": 1.0}, {"x": 0.5, "y": 0.5}
+    cases = {
+        1: [[(x, True)]],  # one sample of one item
+        2: [[(y, True), (x, False), (xy, True)], [(xy, False)], [(x, True), (y, True)]],
+        3: [[(x, False), (y, False)]],  # no relevant row: zero exposure
+        4: [[(None, False), (x, True)], [(y, True)]],  # an unknown, not relevant, item
+    }
+    if not relevant_only:
+        cases[4] = [[(x, False), (x, True)], [(y, True)]]
+    rows = []
+    for query, samples in cases.items():
+        for sample, ranking in enumerate(samples):
+            for rank, (groups, rel) in enumerate(ranking, start=1):
+                for group, weight in (groups or {None: None}).items():
+                    rows.append((query, sample, rank, len(ranking), f"i{rank}", rel, group, weight))
+    frame = pl.DataFrame(
+        rows, schema=["query", SAMPLE, RANK, N, ITEM, RELEVANT, GROUP, WEIGHT], orient="row"
+    )
+    tgt = pl.DataFrame(
+        [(q, g, share) for q in cases for g, share in target.items()],
+        schema=["query", GROUP, SHARE],
+        orient="row",
+    )
+    fair = FairInput(frame.lazy(), ["query"], sorted(target), tgt.lazy(), pl.LazyFrame())
+    got = _trec.expected_exposure_values(fair, target_len=5, relevant_only=relevant_only)
+    got = got.collect()
+    for query, samples in cases.items():
+        row = got.filter(pl.col("query") == query).row(0, named=True)
+        want = _brute_ee(samples, target, 5, relevant_only)
+        assert [row["ee_l"], row["ee_d"], row["ee_r"]] == pytest.approx(want, abs=1e-14)
+
+
 def test_task2_refuses_a_counted_item_without_group() -> None:
     rng = np.random.default_rng(8)
     world = make_world(rng, ["a"], TOPICS)
@@ -555,3 +627,95 @@ def test_options_are_checked() -> None:
         _trec.expected_exposure_values(fair, target_len=-1)
     with pytest.raises(InvalidOptionError, match="relevant_only="):
         _trec.expected_exposure_values(fair, relevant_only="yes")  # type: ignore[arg-type]
+
+
+# --- through evaluate and expected_exposure (the lead's input stage), tied scores -----------
+
+
+def _log_tables(world: World, runs: pd.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """groups= in the long layout (item, dimension, group, weight); a joint per-query target."""
+    groups = pl.DataFrame(
+        [
+            (str(page), d, group, float(weight))
+            for d in world.dims
+            for page, row in world.align[d].iterrows()
+            for group, weight in row.items()
+            if weight > 0
+        ],
+        schema=["item", "dimension", "group", "weight"],
+        orient="row",
+    )
+    target = pl.DataFrame(
+        [
+            (topic, *cell, float(world.target.loc[(topic, *cell)]))
+            for topic in world.rel
+            for cell in world.cells()
+        ],
+        schema=["query", *world.dims, "share"],
+        orient="row",
+    )
+    return groups, target
+
+
+def _engine_order(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The runs in the engine's order: score descending, ties by the item's string descending."""
+    ordered = runs.assign(item=runs["page_id"].astype(str)).sort_values(
+        [*keys, "score", "item"], ascending=[True] * len(keys) + [False, False]
+    )
+    return ordered.drop(columns=["item", "score"])
+
+
+@pytest.mark.parametrize("dims", [["a", "b"], ["a", "b", "c"]], ids=["2d", "3d"])
+def test_evaluate_awrf_and_ndcg_awrf_with_tied_scores(dims: list[str]) -> None:
+    import polars_rankeval as rke
+
+    rng = np.random.default_rng(9)
+    world = make_world(rng, dims, TOPICS)
+    runs = task1_runs(rng, world, LENGTHS)
+    runs["score"] = rng.integers(0, 15, size=len(runs)).astype(float)  # many ties
+    log = pl.from_pandas(runs).select(
+        pl.col("topic_id").alias("query"), pl.col("page_id").cast(pl.String).alias("item"), "score"
+    )
+    qrels = pl.DataFrame(
+        [(t, str(p), 1) for t, pages in world.rel.items() for p in pages],
+        schema=["query", "item", "relevance"],
+        orient="row",
+    )
+    data = log.join(qrels, on=["query", "item"], how="full", coalesce=True)
+    groups, target = _log_tables(world, runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        got = rke.evaluate(
+            data, ["awrf", "ndcg_awrf"], groups=groups, group_target=target, per_query=True
+        )
+    want = track_task1(world, _engine_order(runs, ["topic_id"]), float64=True)
+    for column, track_column in [("awrf", "AWRF"), ("ndcg_awrf", "Score")]:
+        values = dict(zip(got["query"].to_list(), got[column].to_list(), strict=True))
+        assert_close(values, want[track_column], F64)
+
+
+def test_expected_exposure_of_sampled_rankings_with_tied_scores() -> None:
+    import polars_rankeval as rke
+
+    rng = np.random.default_rng(10)
+    world = make_world(rng, ["a", "b"], TOPICS)
+    runs = strip_unknown_relevant(world, task2_runs(rng, world, TOPICS), only_rel=True)
+    runs["score"] = rng.integers(0, 6, size=len(runs)).astype(float)
+    log = pl.from_pandas(runs).select(
+        pl.col("topic_id").alias("query"),
+        pl.col("seq_no").alias("sample"),
+        pl.col("page_id").cast(pl.String).alias("item"),
+        "score",
+    )
+    qrels = pl.DataFrame(
+        [(t, str(p), 1) for t, pages in world.rel.items() for p in pages],
+        schema=["query", "item", "relevance"],
+        orient="row",
+    )
+    data = log.join(qrels, on=["query", "item"], how="left")
+    groups, target = _log_tables(world, runs)
+    got = rke.expected_exposure(data, groups=groups, group_target=target, per_query=True)
+    got = got.to_pandas().set_index("query")
+    want = track_task2(world, _engine_order(runs, ["topic_id", "seq_no"]), float64=True)
+    for column, track_column in [("ee_l", "EE-L"), ("ee_d", "EE-D"), ("ee_r", "EE-R")]:
+        assert_close(got[column].to_dict(), want[track_column], F64 * 100)
