@@ -319,7 +319,9 @@ def group_tables(
     A ``group_target`` path is read as a table; its content (and the groups table's) is
     checked by :mod:`polars_rankeval.fairness._groups` when a metric reads it.
     """
-    is_path = isinstance(group_target, (str, os.PathLike)) and group_target not in _TARGET_WORDS
+    is_path = isinstance(group_target, os.PathLike) or (
+        isinstance(group_target, str) and group_target not in _TARGET_WORDS
+    )
     if isinstance(group_target, str) and is_path and Path(group_target).suffix == "":
         msg = (
             f"option group_target={group_target!r}: give 'population', 'uniform', a mapping "

@@ -25,6 +25,8 @@ ATTENTION_MODELS = ("trec", "log2", "geometric")
 def attention_weight(attention: object, p: float | None) -> pl.Expr:
     """The attention of each row as an expression over ``RANK`` (checked options)."""
     rank = pl.col(RANK).cast(pl.Float64)
+    if isinstance(attention, pl.Expr):  # first: == on an expression builds an expression
+        return attention
     if attention == "trec":
         return 1.0 / pl.max_horizontal(rank, pl.lit(2.0)).log(2)
     if attention == "log2":
@@ -51,8 +53,6 @@ def attention_weight(attention: object, p: float | None) -> pl.Expr:
             raise InvalidOptionError(msg)
         table = {int(r): float(v) for r, v in pairs}
         return pl.col(RANK).replace_strict(table, default=0.0, return_dtype=pl.Float64)
-    if isinstance(attention, pl.Expr):
-        return attention
     msg = (
         f"option attention= must be one of {list(ATTENTION_MODELS)}, a mapping "
         f"{{rank: attention}} or a Polars expression over pl.col('rank'), got {attention!r}"

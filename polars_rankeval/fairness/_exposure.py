@@ -123,11 +123,11 @@ def group_exposure(
     if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0 < alpha < 1:
         msg = f"option alpha= must be a float between 0 and 1, got {alpha!r}"
         raise InvalidOptionError(msg)
-    keys = [*_by(by), query]
+    keys: list[str] = [*_by(by), query]
     if "rank" in keys and isinstance(attention, pl.Expr):
         msg = "a by= or query= column named 'rank' hides the rank an attention= expression reads"
         raise InvalidOptionError(msg)
-    eager = isinstance(data, pl.DataFrame)
+    eager = not isinstance(data, pl.LazyFrame)  # pandas/Arrow in: a DataFrame out
     fair = fair_input(
         data,
         groups,
@@ -175,7 +175,7 @@ def group_exposure(
         out = table.sort([*keys, "group"], nulls_last=True)
         return out.collect() if eager else out  # type: ignore[return-value]
     z = NormalDist().inv_cdf(1 - alpha / 2)
-    systems = _by(by)
+    systems: list[str] = _by(by)
     n_queries = pl.len().alias("n_queries")
     summary = table.group_by([*systems, "group"]).agg(
         n_queries,
@@ -290,8 +290,8 @@ def expected_exposure(
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
-    systems = _by(by)
-    eager = isinstance(data, pl.DataFrame)
+    systems: list[str] = _by(by)
+    eager = not isinstance(data, pl.LazyFrame)  # pandas/Arrow in: a DataFrame out
     fair = fair_input(
         data,
         groups,

@@ -139,7 +139,7 @@ def _check_group_dtype(name: str, dtype: pl.DataType) -> pl.DataType:
             "(item, dimension, group, weight)"
         )
         raise ColumnTypeError(msg)
-    return inner
+    return inner if isinstance(inner, pl.DataType) else inner()
 
 
 def _wide(table: pl.LazyFrame, item: str, schema: pl.Schema) -> tuple[pl.LazyFrame, list[str]]:
@@ -357,13 +357,14 @@ def resolve_target(
 ) -> Target:
     """The target shares of every cell over ``dimensions`` (eager: a target table is small)."""
     universe = table.universe(dimensions)
-    if value is None or value == "population":
+    word = value if isinstance(value, str) else None  # == on a frame compares its values
+    if value is None or word == "population":
         population = table.population(dimensions).collect()
         cells = pl.DataFrame({GROUP: universe}).join(
             population.select(GROUP, SHARE), on=GROUP, how="left"
         )
         return Target(None, cells.with_columns(pl.col(SHARE).fill_null(0.0)))
-    if value == "uniform":
+    if word == "uniform":
         share = 1.0 / len(universe)
         return Target(None, pl.DataFrame({GROUP: universe, SHARE: [share] * len(universe)}))
     if isinstance(value, Mapping):
@@ -378,7 +379,7 @@ def resolve_target(
                 raise InvalidOptionError(msg)
             frame = frame.with_columns(pl.lit(dimensions[0]).alias("dimension"))
         return _from_long(frame, None, dimensions, universe, metric)
-    target_frame = read_table(value, "group_target").collect()  # type: ignore[arg-type]
+    target_frame = read_table(value, "group_target").collect()
     return _from_table(target_frame, dimensions, universe, query, metric)
 
 

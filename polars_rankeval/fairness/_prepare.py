@@ -213,13 +213,13 @@ def fair_input(
     if not schema[score].is_numeric():
         msg = f"column {score!r} (option score=) must be numeric, got {schema[score]}"
         raise ColumnTypeError(msg)
-    has_labels = relevance is not None and relevance in schema
-    if has_labels and not schema[relevance].is_numeric():  # type: ignore[index]
-        msg = f"column {relevance!r} (option relevance=) must be numeric, got {schema[relevance]}"  # type: ignore[index]
+    labels = relevance if relevance is not None and relevance in schema else None
+    if labels is not None and not schema[labels].is_numeric():
+        msg = f"column {labels!r} (option relevance=) must be numeric, got {schema[labels]}"
         raise ColumnTypeError(msg)
     keys = [*by, query]
     ranking = [*keys, sample] if sample is not None else keys
-    label = pl.col(relevance).cast(pl.Float64) if has_labels else pl.lit(None, pl.Float64)
+    label = pl.col(labels).cast(pl.Float64) if labels is not None else pl.lit(None, pl.Float64)
     relevant = ((label >= relevance_level) & (label >= 0)).fill_null(value=False)
 
     def duplicate(bad: pl.DataFrame) -> str:
