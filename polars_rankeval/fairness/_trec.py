@@ -107,13 +107,10 @@ def discount(rank: pl.Expr) -> pl.Expr:
     return 1.0 / pl.max_horizontal(rank.cast(pl.Float64), pl.lit(2.0)).log(2)
 
 
-def _positive(value: object, option: str, *, none: bool = False) -> int | None:
-    """A positive int option (or None where ``none``), else InvalidOptionError."""
-    if value is None and none:
-        return None
+def _positive(value: object, option: str) -> int:
+    """A positive int option, else InvalidOptionError."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        expected = "a positive int or None" if none else "a positive int"
-        msg = f"option {option}= must be {expected}, got {value!r}"
+        msg = f"option {option}= must be a positive int, got {value!r}"
         raise InvalidOptionError(msg)
     return value
 
@@ -145,9 +142,9 @@ def _undefined(frame: pl.LazyFrame, keys: list[str], flagged: pl.Expr, what: str
 
 def _cut(fair: FairInput, k: int | None, cutoff: int) -> tuple[pl.LazyFrame, int]:
     """The rows within the first ``k`` ranks, refusing rankings longer than the cutoff."""
-    k = _positive(k, "k", none=True)
+    if k is not None:
+        k = _positive(k, "k")
     limit = _positive(cutoff, "cutoff")
-    assert limit is not None
     rows = fair.rows if k is None else fair.rows.filter(pl.col(RANK) <= k)
     # the track's qr_ndcg raises ValueError('too many documents in query run'); here the
     # query and its length are named. RANK is 1..n, so a rank past the limit is that case.
@@ -336,7 +333,6 @@ def expected_exposure_values(
     ``relevant_only`` a non-relevant item without a group is not counted, so not refused.
     """
     length = _positive(target_len, "target_len")
-    assert length is not None
     if not isinstance(relevant_only, bool):
         msg = f"option relevant_only= must be True or False, got {relevant_only!r}"
         raise InvalidOptionError(msg)

@@ -619,7 +619,7 @@ def test_task2_refuses_a_counted_item_without_group() -> None:
 
 def test_options_are_checked() -> None:
     fair = FairInput(pl.LazyFrame(), ["query"], [], pl.LazyFrame(), pl.LazyFrame())
-    with pytest.raises(InvalidOptionError, match="k= must be a positive int or None"):
+    with pytest.raises(InvalidOptionError, match="k= must be a positive int, got 0"):
         _trec.awrf_values(fair, k=0)
     with pytest.raises(InvalidOptionError, match="cutoff= must be a positive int"):
         _trec.ndcg_values(fair, cutoff=True)  # type: ignore[arg-type]
