@@ -182,6 +182,16 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         help="the item universe for coverage and Gini: a table file with the item column, or "
         "the number of items",
     )
+    parser.add_argument(
+        "--groups",
+        help="each item's groups for the fairness metrics (awrf, ndkl, ee_l ...): a table file "
+        "with the item column and one column per dimension, or item, dimension, group, weight",
+    )
+    parser.add_argument(
+        "--group-target",
+        help="the fairness metrics' target shares: population (default), uniform, or a table "
+        "file with group and share columns (and optionally dimension and the query column)",
+    )
     for role in _COLUMN_ROLES:
         parser.add_argument(f"--{role}", help=f"name of the {role} column (default {role})")
 

@@ -198,11 +198,18 @@ def _warn_about_ties(
 
 
 def _table_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--train``, ``--items``, ``--catalog`` as evaluate's keywords (a number is a size)."""
+    """``--train``, ``--items``, ``--catalog``, ``--groups``, ``--group-target`` as evaluate's
+    keywords (a catalog that is a number is a size)."""
     catalog: object = args.catalog
     if isinstance(catalog, str) and catalog.isdigit():
         catalog = int(catalog)
-    return {"train": args.train, "items": args.items, "catalog": catalog}
+    return {
+        "train": args.train,
+        "items": args.items,
+        "catalog": catalog,
+        "groups": args.groups,
+        "group_target": args.group_target,
+    }
 
 
 def _tables(

@@ -101,7 +101,8 @@ def group_exposure(
         query), ``share`` (mean per-query share of the attention), ``ci_low``/``ci_high``
         (the share's interval), ``target`` (mean target share), ``ratio`` (share / target),
         ``difference`` (share − target) and ``verdict``: ``"over"`` / ``"under"`` when the
-        interval lies above / below the target, ``"within"`` otherwise. ``per_query``: the
+        interval lies above / below the target, ``"within"`` otherwise (null, as the
+        interval, over a single query). ``per_query``: the
         ``by`` columns, the query, ``group``, ``exposure``, ``share``, ``target``.
 
     Examples
@@ -186,7 +187,8 @@ def group_exposure(
         pl.col("share").fill_nan(None).std().alias("__sd"),
         (exact_sum(pl.col("target")) / pl.len()).alias("target"),
     )
-    half = z * pl.col("__sd").fill_null(0.0) / pl.col("n_queries").cast(pl.Float64).sqrt()
+    # one query gives no interval (and no verdict): its share is not a mean of anything
+    half = z * pl.col("__sd") / pl.col("n_queries").cast(pl.Float64).sqrt()
     out = (
         summary.with_columns(
             (pl.col("share") - half).alias("ci_low"), (pl.col("share") + half).alias("ci_high")
@@ -194,7 +196,9 @@ def group_exposure(
         .with_columns(
             pl.when(pl.col("target") > 0).then(pl.col("share") / pl.col("target")).alias("ratio"),
             (pl.col("share") - pl.col("target")).alias("difference"),
-            pl.when(pl.col("ci_low") > pl.col("target"))
+            pl.when(pl.col("ci_low").is_null())
+            .then(pl.lit(None, pl.String))
+            .when(pl.col("ci_low") > pl.col("target"))
             .then(pl.lit("over"))
             .when(pl.col("ci_high") < pl.col("target"))
             .then(pl.lit("under"))

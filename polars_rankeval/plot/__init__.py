@@ -17,6 +17,8 @@ chart                              what it shows
 :func:`distribution`               histogram of the per-query values of each system
 :func:`precision_recall`           trec_eval's interpolated precision at recall levels
                                    0.0, 0.1, ..., 1.0 (``iprec_at_recall``)
+:func:`group_exposure`             each group's share of attention with its interval
+                                   against its target (:func:`polars_rankeval.group_exposure`)
 =================================  ===================================================
 
 Altair is an optional dependency (``pip install "polars-rankeval[plot]"``). It is imported
@@ -41,6 +43,8 @@ from polars_rankeval.plot._distribution import distribution_data
 from polars_rankeval.plot._distribution import distribution
 from polars_rankeval.plot._curves import precision_recall_data
 from polars_rankeval.plot._curves import precision_recall
+from polars_rankeval.plot._exposure import group_exposure_data
+from polars_rankeval.plot._exposure import group_exposure
 # isort: on
 
 # Also reachable as rke.plot.<name> (as when plot was one module), but not in __all__.
@@ -54,6 +58,8 @@ __all__ = [
     "RECALL_LEVELS",
     "distribution",
     "distribution_data",
+    "group_exposure",
+    "group_exposure_data",
     "metric_at_k",
     "metric_at_k_data",
     "per_query_delta",

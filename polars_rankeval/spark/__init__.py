@@ -122,6 +122,8 @@ def evaluate(
     train: object = None,
     items: object = None,
     catalog: object = None,
+    groups: object = None,
+    group_target: object = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -174,6 +176,9 @@ duplicates, nan_scores, empty_queries, query, item, score, relevance
         DataFrame. They are read on the driver and shipped to every worker with the
         evaluation, so each must fit in a worker's memory (a train table of a few million
         interactions does).
+    groups, group_target
+        The fairness metrics' tables, as for :func:`polars_rankeval.evaluate` (a Spark
+        DataFrame is collected on the driver, where the fairness metrics are finished).
 
 
     Returns
@@ -215,6 +220,12 @@ duplicates, nan_scores, empty_queries, query, item, score, relevance
         train=_driver_table(train, "train"),
         items=_driver_table(items, "items"),
         catalog=catalog if isinstance(catalog, int) else _driver_table(catalog, "catalog"),
+        groups=_driver_table(groups, "groups"),
+        group_target=(
+            group_target
+            if group_target is None or isinstance(group_target, (str, dict))
+            else _driver_table(group_target, "group_target")
+        ),
         relevance_level=relevance_level,
         missing_queries=missing_queries,
         ties=ties,
@@ -325,6 +336,8 @@ def _finished_on_driver(
         train=options.get("train"),
         items=options.get("items"),
         catalog=options.get("catalog"),
+        groups=options.get("groups"),
+        group_target=options.get("group_target"),
     )
     lazy = finish_all(collected.lazy(), resolved, columns.partition, tables)
     done = drop_empty_queries(lazy.collect())
