@@ -134,7 +134,7 @@ def _fair_metric(
 def awrf(
     k: int | None = None,
     *,
-    attention: str = "trec",
+    attention: str | None = None,
     p: float | None = None,
     combo: str | None = None,
     cutoff: int = 500,
@@ -148,9 +148,13 @@ def awrf(
     Jensen–Shannon divergence (natural log); a list longer than ``cutoff`` (500) is refused,
     as the track does. ``attention="geometric"`` (FairRankTune's ``AWRF``, a different formula
     under the same name): each group's attention ``100·(1−p)^(rank−1)·p`` summed, over the
-    group's items in the list, combined by ``combo``.
+    group's items in the list, combined by ``combo``. ``attention`` defaults to ``"trec"``,
+    or ``"geometric"`` when ``p`` or ``combo`` is given (``convention="fairranktune"``:
+    ``"geometric"``).
     """
     checked = check_cutoff(k, "awrf", required=False)
+    if attention is None:
+        attention = "trec" if p is None and combo is None else "geometric"
     chosen = check_choice("attention", attention, ["trec", "geometric"])
     metric = at("awrf", checked)
     dim = _dimension(dimension, metric)
@@ -180,7 +184,7 @@ def awrf(
             f"attention, 0 < p < 1, got {p!r}"
         )
         raise InvalidOptionError(msg)
-    name = _name(metric, attention="geometric", p=p, combo=chosen_combo, dimension=dim)
+    name = _name(metric, p=p, combo=chosen_combo, dimension=dim)
 
     def toolkit(fair: FairInput) -> pl.LazyFrame:
         from polars_rankeval.fairness._toolkit import attention_awrf_values
