@@ -90,6 +90,8 @@ def metric_expr(
     train: object = None,
     items: object = None,
     catalog: object = None,
+    groups: object = None,
+    group_target: object = None,
 ) -> pl.Expr:
     """One metric as an aggregation: the mean over each group's evaluated queries.
 
@@ -109,8 +111,8 @@ def metric_expr(
         As in :func:`~polars_rankeval.evaluate`; with ``empty_queries="drop"`` a group's lists
         with nothing relevant are left out of its mean (no warning: there is no count to
         report inside an aggregation).
-    train, items, catalog
-        The extra tables of the beyond-accuracy metrics, as in
+    train, items, catalog, groups, group_target
+        The extra tables of the beyond-accuracy and fairness metrics, as in
         :func:`~polars_rankeval.evaluate`. Per-system metrics (coverage, Gini, GAUC ...) are
         refused here: use ``evaluate(..., by=...)``.
 
@@ -185,6 +187,8 @@ def metric_expr(
         by=[_GROUP],
     )
 
+    group_table = groups  # the closure's argument below is also called groups
+
     def evaluate_groups(groups: pl.Series) -> pl.Series:
         long = (
             groups.rename(_ROWS)
@@ -199,7 +203,15 @@ def metric_expr(
         if query is None:
             long = long.with_columns(pl.lit(0).alias(_ONE_LIST))
         check_schema(long.schema, columns)
-        tables = make_tables(long.schema, columns, train=train, items=items, catalog=catalog)
+        tables = make_tables(
+            long.schema,
+            columns,
+            train=train,
+            items=items,
+            catalog=catalog,
+            groups=group_table,
+            group_target=group_target,
+        )
         plan = per_query_plan(
             long.lazy(), columns, resolved, settings, checked_in="agg", tables=tables
         )

@@ -215,3 +215,17 @@ def test_plot_data_is_the_group_exposure_summary() -> None:
     # the skewed system gives big more than its share at the top of the list
     skewed = table.filter(system="skewed").sort("group")
     assert skewed["verdict"].to_list() == ["over", "under"]
+
+
+def test_the_expression_form_inside_group_by() -> None:
+    log, groups = _log(12)
+    direct = rke.evaluate(log, ["awrf", "ee_l"], by="system", groups=groups).sort("system")
+    inside = (
+        log.group_by("system")
+        .agg(
+            rke.metric_expr("awrf", groups=groups),
+            pl.col("score").rank_eval.ee_l(groups=groups),
+        )
+        .sort("system")
+    )
+    assert_frame_equal(inside, direct, rel_tol=1e-12)
