@@ -224,7 +224,7 @@ def test_the_expression_form_inside_group_by() -> None:
         log.group_by("system")
         .agg(
             rke.metric_expr("awrf", groups=groups),
-            pl.col("score").rank_eval.ee_l(groups=groups),
+            pl.col("relevance").rank_eval.ee_l(groups=groups),
         )
         .sort("system")
     )
