@@ -115,8 +115,14 @@ def where(keys: list[str], rows: pl.DataFrame, limit: int = 3) -> str:
     return "; ".join(shown) + more
 
 
-def refuse_unknown(rows: pl.LazyFrame, keys: list[str], measure: str) -> pl.LazyFrame:
-    """``rows``, refusing (when read) a row whose item has no group (GROUP null)."""
+def refuse_unknown(
+    rows: pl.LazyFrame, keys: list[str], measure: str, k: int | None = None
+) -> pl.LazyFrame:
+    """``rows``, refusing (when read) a row within the first ``k`` ranks without a group.
+
+    The cut is in the condition itself: Polars may merge a filter on the rank with the
+    check's own, which then sees every row.
+    """
 
     def message(bad: pl.DataFrame) -> str:
         first = bad.row(0, named=True)
@@ -129,7 +135,7 @@ def refuse_unknown(rows: pl.LazyFrame, keys: list[str], measure: str) -> pl.Lazy
             "(e.g. with an 'unknown' group)"
         )
 
-    return refuse_rows(rows, pl.col(GROUP).is_null(), [*keys, ITEM], message)
+    return refuse_rows(rows, pl.col(GROUP).is_null() & within(k), [*keys, ITEM], message)
 
 
 def undefined(frame: pl.LazyFrame, keys: list[str], what: str) -> pl.LazyFrame:
