@@ -1,4 +1,4 @@
-"""FairRankTune's group measures (EXP, EXPU, attention AWRF) and its seven combinations.
+"""FairRankTune's group measures (EXP, EXPU, EXPRU, attention AWRF) and its seven combinations.
 
 Each function reproduces FairRankTune 0.0.7 (KCachel/fairranktune,
 ``FairRankTune/Metrics/{EXP,AWRF,ComboUtil}.py``; run live in ``tests/fairness``) over a
@@ -10,16 +10,24 @@ rows when ``k`` is given) and its ``item_group_dict`` holds *every* item of the 
 group's size counts the items ranked past ``k`` too; its groups are those of the list's items
 (FairRankTune's ``np.unique`` over the dictionary), so a group of the universe absent from the
 list takes no part (FairRankTune cannot see it). Per group ``g``, with ``n_g`` its items in
-the list:
+the list and ``v_r = 1/log2(r + 1)`` the position exposure (Singh & Joachims' position bias):
 
-* ``exp``: ``E_g / n_g``, ``E_g`` the sum over the group's items in the top ``k`` of
-  ``1/log2(rank + 1)`` (Singh & Joachims' exposure; their demographic parity compares these);
+* ``exp``: ``E_g / n_g``, ``E_g`` the sum of ``v_r`` over the group's items in the top ``k``
+  (Singh & Joachims' group exposure; their demographic parity compares these);
 * ``expu``: ``(E_g / n_g) / (U_g / n_g)``, ``U_g`` the sum of the labels of the group's items
-  in the top ``k`` (Singh & Joachims' disparate treatment: exposure per utility). FairRankTune
-  requires labels in [0, 1]; a label outside is refused (``ColumnValueError``), an unjudged
-  item counts 0;
+  in the top ``k`` (Singh & Joachims' disparate treatment: exposure per utility);
+* ``expru``: ``(C_g / n_g) / (U_g / n_g)``, ``C_g`` the sum of ``label * v_r`` over the top
+  ``k`` (Singh & Joachims' disparate impact: their click-through model, relevance times
+  position bias, per utility); FairRankTune's ``EXPRU`` with that click-through rate given;
 * ``attention_awrf``: ``A_g / n_g``, ``A_g`` the sum of ``100·(1−p)^(rank−1)·p`` (FairRankTune's
   ``AWRF``, Sapiezynski et al.'s geometric attention; not TREC Fair's AWRF).
+
+Labels (``expu``, ``expru``): FairRankTune requires utilities in [0, 1]; a label outside in the
+top ``k`` is refused (``ColumnValueError``), an unjudged item counts 0. Singh & Joachims'
+``U(G|q)`` averages the utility over all of the query's candidates; FairRankTune's, and so
+these, over the items shown (the top ``k``): the same without ``k``. Their two-group ratios
+(disparate treatment ratio DTR, disparate impact ratio DIR: group 0's value over group 1's)
+are ``min_max_ratio`` or ``max_min_ratio`` here once the groups' order is set aside.
 
 Weights (an extension: FairRankTune has one group per item): an item in several groups counts
 its weight in each, in ``n_g`` and in the sums; with weights 1 this is FairRankTune's value.
@@ -27,24 +35,25 @@ its weight in each, in ``n_g`` and in the sums; with weights 1 this is FairRankT
 The per-group values ``v`` are combined by ``combo`` (FairRankTune's ``ComboUtil``), over the
 ``G`` groups of the list:
 
-================  ===========================  =========================================
-combo             FairRankTune                 value (better)
-================  ===========================  =========================================
-``min_max_ratio``  MinMaxRatio                 ``min v / max v``; 1 is parity (higher)
-``max_min_ratio``  MaxMinRatio                 ``max v / min v``; 1 is parity (lower)
-``max_min_diff``   MaxMinDiff                  ``max v − min v``; 0 is parity (lower)
-``max_abs_diff``   MaxAbsDiff                  ``max |v − mean v|``; 0 is parity (lower)
-``mean_abs_dev``   MeanAbsDev                  ``Σ|v − mean v| / G``; 0 is parity (lower)
-``l_two``          LTwo                        ``sqrt(Σ v²)``: the norm of the values, no
-                                               parity point (none)
-``variance``       Variance                    ``Σ(v − mean v)² / G``; 0 is parity (lower)
-================  ===========================  =========================================
+=================  ============  ==========================================================
+combo              FairRankTune  value (better)
+=================  ============  ==========================================================
+``min_max_ratio``  MinMaxRatio   ``min v / max v``; 1 is parity (higher)
+``max_min_ratio``  MaxMinRatio   ``max v / min v``; 1 is parity (lower)
+``max_min_diff``   MaxMinDiff    ``max v − min v``; 0 is parity (lower)
+``max_abs_diff``   MaxAbsDiff    ``max |v − mean v|``; 0 is parity (lower)
+``mean_abs_dev``   MeanAbsDev    ``Σ|v − mean v| / G``; 0 is parity (lower)
+``l_two``          LTwo          ``sqrt(Σ v²)``: the size of the values, no parity point (none)
+``variance``       Variance      ``Σ(v − mean v)² / G`` (numpy's ``var``); 0 is parity (lower)
+=================  ============  ==========================================================
 
-Undefined values: where FairRankTune's numpy gives ``inf`` or ``NaN`` (``expu`` of a group
-whose items in the top ``k`` have no utility; ``max_min_ratio`` with a group at 0), the value
-is null here, with an ``UndefinedMetricWarning`` naming the lists (compare and bootstrap refuse
-infinite values). An item of the list without a group is refused (``ColumnValueError``):
-FairRankTune's dictionary lookup fails on it. ``SAMPLE`` is not read (one ranking per list).
+Undefined values: where FairRankTune's numpy gives a non-finite group value (``expu`` or
+``expru`` of a group whose items in the top ``k`` have no utility) or a non-finite combination
+(``max_min_ratio`` with a group at 0), the value is null here, with an
+``UndefinedMetricWarning`` naming the lists (compare and bootstrap refuse infinite values;
+FairRankTune returns inf, NaN, or 0 for ``min_max_ratio`` over an infinite group value). An
+item of the list without a group is refused (``ColumnValueError``): FairRankTune's dictionary
+lookup fails on it. ``SAMPLE`` is not read (one ranking per list).
 """
 
 from __future__ import annotations
@@ -209,19 +218,24 @@ def _per_group(
     k: int | None,
     measure: str,
     attention: pl.Expr,
+    *,
     utility: bool,
+    clicks: bool,
 ) -> pl.LazyFrame:
-    """Keys, GROUP, ``_SIZE``, ``_EXPO`` (and ``_UTIL``) per group of each list's items."""
+    """Keys, GROUP, ``_SIZE``, ``_EXPO`` (and ``_UTIL``) per group of each list's items.
+
+    With ``clicks``, ``_EXPO`` sums ``label * attention`` (Singh & Joachims' click model).
+    """
     keys = fair.keys
     rows = refuse_unknown(fair.rows, keys, measure)
     top = within(k)
     weight = pl.col(WEIGHT)
+    label = pl.col(LABEL).fill_null(0.0)
     aggs = [
         exact_sum(weight).alias(_SIZE),
-        exact_sum(weight * attention, top).alias(_EXPO),
+        exact_sum(weight * (label * attention if clicks else attention), top).alias(_EXPO),
     ]
     if utility:
-        label = pl.col(LABEL).fill_null(0.0)
         aggs.append(exact_sum(weight * label, top).alias(_UTIL))
 
         def message(bad: pl.DataFrame) -> str:
@@ -229,7 +243,7 @@ def _per_group(
             at = ", ".join(f"{key}={first[key]!r}" for key in keys)
             return (
                 f"{measure}: item {first[ITEM]!r} of {at} has label {first[LABEL]!r}; "
-                "FairRankTune's EXPU reads the label as a utility in [0, 1] (0 not "
+                f"FairRankTune's {measure} reads the label as a utility in [0, 1] (0 not "
                 "relevant, 1 relevant): rescale the labels to [0, 1]"
             )
 
@@ -247,11 +261,13 @@ def _measure(
     measure: str,
     attention: Callable[[pl.Expr], pl.Expr],
     utility: bool = False,
+    clicks: bool = False,
 ) -> pl.LazyFrame:
     cut = check_k(k)
     chosen = check_combo(combo)
     keys = fair.keys
-    groups = _per_group(fair, cut, measure, attention(pl.col(RANK).cast(pl.Float64)), utility)
+    rank = pl.col(RANK).cast(pl.Float64)
+    groups = _per_group(fair, cut, measure, attention(rank), utility=utility, clicks=clicks)
     # n_g cancels in expu's ratio, but FairRankTune divides both by it: so does this
     mean = pl.col(_EXPO) / pl.col(_SIZE)
     if utility:
@@ -304,6 +320,17 @@ def expu_values(fair: FairInput, *, k: int | None, combo: str) -> pl.LazyFrame:
     return _measure(fair, k, combo, measure="EXPU", attention=exposure, utility=True)
 
 
+def expru_values(fair: FairInput, *, k: int | None, combo: str) -> pl.LazyFrame:
+    """Singh & Joachims' disparate impact per list: keys + ``VALUE`` (see the module doc).
+
+    Each group's mean click-through ``label/log2(rank + 1)`` (the paper's click model:
+    relevance times position bias) divided by its mean utility (the label) over its items in
+    the top ``k``, combined by ``combo``: FairRankTune's EXPRU given that click-through rate.
+    Labels in [0, 1] (refused otherwise); undefined where a group has no utility, as ``expu``.
+    """
+    return _measure(fair, k, combo, measure="EXPRU", attention=exposure, utility=True, clicks=True)
+
+
 def attention_awrf_values(fair: FairInput, *, k: int | None, p: float, combo: str) -> pl.LazyFrame:
     """FairRankTune's AWRF per list: keys + ``VALUE`` (see the module doc).
 
@@ -325,5 +352,6 @@ __all__: list[str] = [
     "COMBO_NAMES",
     "attention_awrf_values",
     "exp_values",
+    "expru_values",
     "expu_values",
 ]

@@ -1,4 +1,4 @@
-"""FairRankTune's EXP, EXPU and attention AWRF with its seven combos, against FairRankTune live.
+"""FairRankTune's EXP, EXPU, EXPRU and attention AWRF with its combos, against FairRankTune live.
 
 Each list of a generated log (tied scores, unjudged and graded labels, one-item lists, groups
 absent from lists, lists shorter and longer than ``k``) is given to FairRankTune 0.0.7 as it
@@ -53,6 +53,8 @@ def make_log(seed: int, labels: str = "unit") -> tuple[pl.DataFrame, pl.DataFram
         for item in rng.sample(items, n):
             if labels == "unit":
                 label = rng.choice([0.0, 0.0, 0.5, 1.0, 1.0, None])
+            elif labels == "dense":  # most items useful: expu/expru are mostly defined
+                label = rng.choice([0.25, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0])
             else:
                 label = rng.choice([0.0, 1.0, 2.0, 3.0, -1.0, None])
             rows.append((f"q{q}", item, float(rng.randint(0, 3)), label))
@@ -112,9 +114,18 @@ def frt_call(
         warnings.simplefilter("ignore", RuntimeWarning)
         if measure == "exp":
             value, groups = frt.Metrics.EXP(ranking_df, item_group, COMBOS[combo])
-        elif measure == "expu":
-            relevance_df = pd.DataFrame({"r": [0.0 if lab is None else lab for _, lab in top]})
-            value, groups = frt.Metrics.EXPU(ranking_df, item_group, relevance_df, COMBOS[combo])
+        elif measure in ("expu", "expru"):
+            utility = [0.0 if lab is None else lab for _, lab in top]
+            relevance_df = pd.DataFrame({"r": utility})
+            if measure == "expu":
+                value, groups = frt.Metrics.EXPU(
+                    ranking_df, item_group, relevance_df, COMBOS[combo]
+                )
+            else:  # Singh & Joachims' click model: relevance times position bias
+                ctr = [u / np.log2(r + 1) for r, u in enumerate(utility, start=1)]
+                value, groups = frt.Metrics.EXPRU(
+                    ranking_df, item_group, relevance_df, pd.DataFrame({"r": ctr}), COMBOS[combo]
+                )
         else:
             value, groups = frt.Metrics.AWRF(ranking_df, item_group, p, COMBOS[combo])
     if not all(math.isfinite(v) for v in groups.values()):
@@ -125,18 +136,22 @@ def frt_call(
 def ours(measure: str, fair: FairInput, k: int | None, combo: str, p: float = 0.3) -> pl.LazyFrame:
     if measure == "awrf":
         return _toolkit.attention_awrf_values(fair, k=k, p=p, combo=combo)
-    function = _toolkit.exp_values if measure == "exp" else _toolkit.expu_values
+    function = {
+        "exp": _toolkit.exp_values,
+        "expu": _toolkit.expu_values,
+        "expru": _toolkit.expru_values,
+    }[measure]
     return function(fair, k=k, combo=combo)
 
 
 # --- against FairRankTune -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("measure", ["exp", "expu", "awrf"])
+@pytest.mark.parametrize("measure", ["exp", "expu", "expru", "awrf"])
 @pytest.mark.parametrize("k", [None, 1, 3, 20])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_equals_fairranktune(measure: str, k: int | None, seed: int) -> None:
-    log, groups = make_log(seed)
+    log, groups = make_log(seed, labels="dense" if seed == 2 else "unit")
     fair = fair_input(log, groups)
     group_of = dict(groups.iter_rows())
     for combo in COMBOS:
@@ -223,13 +238,15 @@ def brute(
             if k is None or rank <= k:
                 if measure == "awrf":
                     expo[group] += w * 100 * (1 - p) ** (rank - 1) * p
+                elif measure == "expru":
+                    expo[group] += w * (label or 0.0) / math.log2(rank + 1)
                 else:
                     expo[group] += w / math.log2(rank + 1)
                 util[group] += w * (label or 0.0)
     vals = []
     for group in sorted(size):
         mean = expo[group] / size[group]
-        if measure == "expu":
+        if measure in ("expu", "expru"):
             if util[group] == 0:
                 return None
             mean = mean / (util[group] / size[group])
@@ -251,7 +268,7 @@ def brute(
     return sum((v - avg) ** 2 for v in vals) / g
 
 
-@pytest.mark.parametrize("measure", ["exp", "expu", "awrf"])
+@pytest.mark.parametrize("measure", ["exp", "expu", "expru", "awrf"])
 @pytest.mark.parametrize("k", [None, 2, 5])
 def test_weighted_memberships_brute_force(measure: str, k: int | None) -> None:
     log, groups = make_log(7)
@@ -293,8 +310,10 @@ def test_unknown_item_refused() -> None:
 def test_labels_outside_unit_refused() -> None:
     log, groups = make_log(4, labels="graded")
     fair = fair_input(log, groups)
-    with pytest.raises(ColumnValueError, match=r"utility in \[0, 1\]"):
+    with pytest.raises(ColumnValueError, match=r"EXPU reads the label as a utility in \[0, 1\]"):
         _toolkit.expu_values(fair, k=None, combo="variance").collect()
+    with pytest.raises(ColumnValueError, match=r"EXPRU reads the label"):
+        _toolkit.expru_values(fair, k=None, combo="variance").collect()
 
 
 def test_bad_options() -> None:
