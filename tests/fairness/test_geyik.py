@@ -18,9 +18,25 @@ import pytest
 
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError, UndefinedMetricWarning
 from polars_rankeval.fairness import _geyik
-from polars_rankeval.fairness._frame import GROUP, ITEM, RANK, SHARE, WEIGHT, FairInput, N
+from polars_rankeval.fairness._frame import (
+    GROUP,
+    GROUP_SEPARATOR,
+    ITEM,
+    RANK,
+    SHARE,
+    WEIGHT,
+    FairInput,
+    N,
+)
 from polars_rankeval.fairness._prepare import fair_input
-from tests.fairness.test_toolkit import GROUPS, close, make_log, rankings, values
+from tests.fairness.test_toolkit import (
+    GROUPS,
+    close,
+    make_log,
+    rankings,
+    two_dimensions,
+    values,
+)
 
 TARGET = {"g0": 0.4, "g1": 0.3, "g2": 0.2, "g3": 0.1}
 # g3 has no target share: a list showing a g3 item diverges infinitely
@@ -258,3 +274,27 @@ def test_bad_options() -> None:
         _geyik.skew_values(fair, k=3, group="g9")
     with pytest.raises(InvalidOptionError, match="k="):
         _geyik.min_skew_values(fair, k=None)  # type: ignore[arg-type]
+
+
+def test_two_dimensions() -> None:
+    """Intersectional cells: NDKL(list) against FairRankTune, skew against a product target."""
+    log, wide, cell = two_dimensions(4)
+    target = {"region": {"eu": 0.5, "us": 0.3, "asia": 0.2}, "size": {"small": 0.4, "large": 0.6}}
+    fair = fair_input(log, wide, group_target=target)
+    got = values(_geyik.ndkl_values(fair, k=None, reference="list", epsilon=1e-7))
+    for query, ranked in rankings(log):
+        ranking_df = pd.DataFrame({"r": [item for item, _ in ranked]})
+        want = frt.Metrics.NDKL(ranking_df, {item: cell[item] for item, _ in ranked})
+        close(got[query], float(want))
+    shares = {
+        f"{r}{GROUP_SEPARATOR}{s}": target["region"][r] * target["size"][s]
+        for r in target["region"]
+        for s in target["size"]
+    }
+    ndkl = quiet(_geyik.ndkl_values(fair, k=5))
+    highs = quiet(_geyik.max_skew_values(fair, k=5, epsilon=1e-9))
+    for query, ranked in rankings(log):
+        memberships = [{cell[item]: 1.0} for item, _ in ranked]
+        check(ndkl[query], brute_ndkl(memberships, shares, 5, 0.0))
+        skews = brute_skews(memberships, shares, 5, 1e-9)
+        check(highs[query], finite(max(skews.values())))

@@ -22,7 +22,16 @@ import pytest
 
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError, UndefinedMetricWarning
 from polars_rankeval.fairness import _toolkit
-from polars_rankeval.fairness._frame import GROUP, ITEM, LABEL, RANK, VALUE, WEIGHT, FairInput
+from polars_rankeval.fairness._frame import (
+    GROUP,
+    GROUP_SEPARATOR,
+    ITEM,
+    LABEL,
+    RANK,
+    VALUE,
+    WEIGHT,
+    FairInput,
+)
 from polars_rankeval.fairness._prepare import fair_input
 
 REL = 1e-12
@@ -325,3 +334,42 @@ def test_bad_options() -> None:
         _toolkit.exp_values(fair, k=0, combo="variance")
     with pytest.raises(InvalidOptionError, match="p="):
         _toolkit.attention_awrf_values(fair, k=None, p=1.0, combo="variance")
+
+
+def two_dimensions(seed: int) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, str]]:
+    """A log, a wide groups table (region, size) and each item's intersectional cell."""
+    log, groups = make_log(seed, labels="dense")
+    rng = random.Random(seed + 50)
+    region = {item: rng.choice(["eu", "us", "asia"]) for item in groups["item"]}
+    size = {item: rng.choice(["small", "large"]) for item in groups["item"]}
+    wide = pl.DataFrame(
+        {
+            "item": list(region),
+            "region": [region[i] for i in region],
+            "size": [size[i] for i in region],
+        }
+    )
+    cell = {item: f"{region[item]}{GROUP_SEPARATOR}{size[item]}" for item in region}
+    return log, wide, cell
+
+
+@pytest.mark.parametrize("measure", ["exp", "expu", "awrf"])
+def test_two_dimensions_equal_fairranktune(measure: str) -> None:
+    """Two dimensions: FairRankTune's groups are the intersectional cells."""
+    log, wide, cell = two_dimensions(3)
+    fair = fair_input(log, wide)
+    for k in (None, 4):
+        for combo in ("min_max_ratio", "mean_abs_dev"):
+            got = quiet(ours(measure, fair, k, combo))
+            for query, ranked in rankings(log):
+                want = frt_call(measure, ranked, cell, k, combo)
+                if math.isfinite(want):
+                    close(got[query], want)
+                else:
+                    assert got[query] is None
+
+
+def quiet(frame: pl.LazyFrame) -> dict[str, float | None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return values(frame)
