@@ -7,6 +7,7 @@ rankings given to the references are recomputed there in plain Python.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import warnings
@@ -17,7 +18,7 @@ import polars as pl
 import pytest
 
 from polars_rankeval.errors import ColumnValueError, InvalidOptionError, UndefinedMetricWarning
-from polars_rankeval.fairness import _geyik
+from polars_rankeval.fairness import _geyik, _toolkit
 from polars_rankeval.fairness._frame import (
     GROUP,
     GROUP_SEPARATOR,
@@ -298,3 +299,29 @@ def test_two_dimensions() -> None:
         check(ndkl[query], brute_ndkl(memberships, shares, 5, 0.0))
         skews = brute_skews(memberships, shares, 5, 1e-9)
         check(highs[query], finite(max(skews.values())))
+
+
+def test_same_bits_shuffled_and_streaming() -> None:
+    """Every measure of both modules: the same bits over shuffled rows and the streaming engine."""
+    log, groups = make_log(3, labels="dense")
+    fair = fair_input(log, groups, group_target=TARGET)
+    shuffled = dataclasses.replace(
+        fair, rows=fair.rows.collect().sample(fraction=1.0, shuffle=True, seed=7).lazy()
+    )
+    measures = [
+        lambda f: _toolkit.exp_values(f, k=3, combo="variance"),
+        lambda f: _toolkit.expu_values(f, k=None, combo="mean_abs_dev"),
+        lambda f: _toolkit.expru_values(f, k=5, combo="l_two"),
+        lambda f: _toolkit.attention_awrf_values(f, k=None, p=0.2, combo="max_abs_diff"),
+        lambda f: _geyik.ndkl_values(f, k=4),
+        lambda f: _geyik.ndkl_values(f, k=None, reference="list", epsilon=1e-7),
+        lambda f: _geyik.skew_values(f, k=4, group="g1"),
+        lambda f: _geyik.min_skew_values(f, k=6, epsilon=1e-6),
+        lambda f: _geyik.max_skew_values(f, k=6),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        for measure in measures:
+            first = measure(fair).collect().sort("query")
+            assert first.equals(measure(shuffled).collect().sort("query"))
+            assert first.equals(measure(fair).collect(engine="streaming").sort("query"))
