@@ -292,7 +292,7 @@ CONVENTIONS["fairranktune"] = Convention(
     # NDKL measures a ranking against its own group distribution with 1e-7 added to both
     # distributions; EXP and EXPU are ours under the same names (combo= required).
     "fairranktune",
-    families=frozenset({"awrf", "ndkl", "exp", "expu"}),
+    families=frozenset({"awrf", "ndkl", "exp", "expu", "expru"}),
     metric_defaults={
         "awrf": {"attention": "geometric"},
         "ndkl": {"distribution": "list", "epsilon": 1e-7},

@@ -236,6 +236,7 @@ TABLE: tuple[Family, ...] = (
     Family("max_skew", m.max_skew, "required"),
     Family("exp", m.exp, "optional"),
     Family("expu", m.expu, "optional"),
+    Family("expru", m.expru, "optional"),
 )
 FAMILIES: dict[str, Family] = {family.name: family for family in TABLE}
 

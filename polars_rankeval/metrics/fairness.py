@@ -26,8 +26,9 @@ metric                    anchor                                                
 ``skew@k``                Geyik et al. 2019 skew of one group (``group=``)             none
 ``min_skew@k``            the lowest skew over the target's groups                     higher
 ``max_skew@k``            the highest skew over the target's groups                    lower
-``exp``/``expu``          FairRankTune's EXP / EXPU (Singh & Joachims' exposure and    combo
-                          exposure-per-utility per group), combined by ``combo``
+``exp``/``expu``/         FairRankTune's EXP / EXPU / EXPRU (Singh & Joachims'         combo
+``expru``                 exposure, exposure per utility, click-through per utility
+                          per group), combined by ``combo``
 ========================  ===========================================================  ======
 """
 
@@ -290,21 +291,19 @@ def ndkl(
     checked = check_cutoff(k, "ndkl", required=False)
     metric = at("ndkl", checked)
     chosen = check_choice("distribution", distribution, ["target", "list"])
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon >= 0:
-        msg = f"option epsilon= of {metric!r} must be a number >= 0, got {epsilon!r}"
-        raise InvalidOptionError(msg)
+    eps = _epsilon(epsilon, metric)
     dim = _dimension(dimension, metric)
     name = _name(
         metric,
         distribution=chosen if chosen != "target" else None,
-        epsilon=epsilon if epsilon else None,
+        epsilon=eps or None,
         dimension=dim,
     )
 
     def measure(fair: FairInput) -> pl.LazyFrame:
         from polars_rankeval.fairness._geyik import ndkl_values
 
-        return ndkl_values(fair, k=checked, reference=chosen, epsilon=float(epsilon))
+        return ndkl_values(fair, k=checked, reference=chosen, epsilon=eps)
 
     # distribution="list" reads the whole list's distribution, so the rows past k come too
     return _fair_metric(
@@ -317,24 +316,36 @@ def ndkl(
     )
 
 
-def skew(k: int, *, group: str | None = None, dimension: str | None = None) -> Metric:
+def _epsilon(value: object, metric: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        msg = f"option epsilon= of {metric!r} must be a number >= 0, got {value!r}"
+        raise InvalidOptionError(msg)
+    return float(value)
+
+
+def skew(
+    k: int, *, group: str | None = None, epsilon: float = 0.0, dimension: str | None = None
+) -> Metric:
     """``skew@k``: ``ln(share of the group in the top k / its target share)`` (Geyik 2019).
 
     0 is parity; below 0 the group is under-represented, above over-represented (no direction:
-    compare the groups with ``min_skew@k`` and ``max_skew@k``).
+    compare the groups with ``min_skew@k`` and ``max_skew@k``). ``epsilon`` is added to both
+    shares (Credo AI Lens adds 1e-12), so a group absent from the top k gets a finite skew;
+    with ``epsilon=0`` its skew is −∞, given as null with an ``UndefinedMetricWarning``.
     """
     checked = required_cutoff(k, "skew")
     metric = at("skew", checked)
     if not isinstance(group, str) or not group:
         msg = f"metric {metric!r} needs group= (the group whose skew to measure), got {group!r}"
         raise InvalidOptionError(msg)
+    eps = _epsilon(epsilon, metric)
     dim = _dimension(dimension, metric)
-    name = _name(metric, group=group, dimension=dim)
+    name = _name(metric, group=group, epsilon=eps or None, dimension=dim)
 
     def measure(fair: FairInput) -> pl.LazyFrame:
         from polars_rankeval.fairness._geyik import skew_values
 
-        return skew_values(fair, k=checked, group=group)
+        return skew_values(fair, k=checked, group=group, epsilon=eps)
 
     return _fair_metric(
         name, measure, depth=checked, dimension=dim, direction="none", reads_labels=False
@@ -342,17 +353,18 @@ def skew(k: int, *, group: str | None = None, dimension: str | None = None) -> M
 
 
 def _extreme_skew(which: str, direction: Direction) -> Callable[..., Metric]:
-    def build(k: int, *, dimension: str | None = None) -> Metric:
+    def build(k: int, *, epsilon: float = 0.0, dimension: str | None = None) -> Metric:
         checked = required_cutoff(k, which)
         metric = at(which, checked)
+        eps = _epsilon(epsilon, metric)
         dim = _dimension(dimension, metric)
-        name = _name(metric, dimension=dim)
+        name = _name(metric, epsilon=eps or None, dimension=dim)
 
         def measure(fair: FairInput) -> pl.LazyFrame:
             from polars_rankeval.fairness import _geyik
 
-            values: Measure = getattr(_geyik, f"{which}_values")
-            return values(fair, k=checked)  # type: ignore[call-arg]
+            values: Callable[..., pl.LazyFrame] = getattr(_geyik, f"{which}_values")
+            return values(fair, k=checked, epsilon=eps)
 
         return _fair_metric(
             name, measure, depth=checked, dimension=dim, direction=direction, reads_labels=False
@@ -363,13 +375,22 @@ def _extreme_skew(which: str, direction: Direction) -> Callable[..., Metric]:
     build.__doc__ = (
         f"``{which}@k``: the {'lowest' if low else 'highest'} skew@k over the target's groups "
         f"(Geyik 2019 {'MinSkew' if low else 'MaxSkew'}@k); "
-        f"{'higher' if low else 'lower'} is fairer, 0 is parity."
+        f"{'higher' if low else 'lower'} is fairer, 0 is parity. A target group absent "
+        "from the top k has skew −∞ (null, with a warning) unless ``epsilon`` is given."
     )
     return build
 
 
 min_skew = _extreme_skew("min_skew", "higher")
 max_skew = _extreme_skew("max_skew", "lower")
+
+
+_TOOLKIT_DOCS = {
+    "exp": "each group's mean exposure (Singh & Joachims' demographic parity), ",
+    "expu": "each group's mean exposure per mean utility (Singh & Joachims' disparate treatment), ",
+    "expru": "each group's click-through (label times exposure) per utility (Singh & "
+    "Joachims' disparate impact), ",
+}
 
 
 def _toolkit_exposure(family: str, utility: bool) -> Callable[..., Metric]:
@@ -400,13 +421,8 @@ def _toolkit_exposure(family: str, utility: bool) -> Callable[..., Metric]:
 
     build.__name__ = family
     build.__doc__ = (
-        f"``{family}``: FairRankTune's {family.upper()}, "
-        + (
-            "each group's mean exposure per mean utility (Singh & Joachims' disparate treatment), "
-            if utility
-            else "each group's mean exposure (Singh & Joachims' demographic parity), "
-        )
-        + "exposure ``1/log2(rank+1)`` summed over the top ``k`` and divided by the group's "
+        f"``{family}``: FairRankTune's {family.upper()}, {_TOOLKIT_DOCS[family]}"
+        "exposure ``1/log2(rank+1)`` summed over the top ``k`` and divided by the group's "
         "items in the list, combined over groups by ``combo``."
     )
     return build
@@ -414,3 +430,4 @@ def _toolkit_exposure(family: str, utility: bool) -> Callable[..., Metric]:
 
 exp = _toolkit_exposure("exp", utility=False)
 expu = _toolkit_exposure("expu", utility=True)
+expru = _toolkit_exposure("expru", utility=True)

@@ -36,6 +36,7 @@ REQUIRED_OPTIONS: dict[str, dict[str, object]] = {
     "unexpectedness": {"baseline": "b"},
     "exp": {"combo": "min_max_ratio"},
     "expu": {"combo": "min_max_ratio"},
+    "expru": {"combo": "min_max_ratio"},
     "skew": {"group": "a"},
     **{cwl: {"max_rel": 3} for cwl in ("inst", "insq", "bpm", "sdcg")},
     **{cwl: {"max_rel": 3} for cwl in ("nerr8", "nerr9", "nerr10", "nerr11")},

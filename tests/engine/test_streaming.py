@@ -129,6 +129,8 @@ LOG = pl.DataFrame(
 
 
 def _family(name: str) -> str:
+    if name in FAIRNESS_FAMILIES:  # options they cannot do without (combo=, group=)
+        return name
     try:
         metric = rke.parse_metric(name)
     except rke.InvalidOptionError:  # a family that needs a cutoff, or a recall level
@@ -187,8 +189,37 @@ ITEMS = pl.DataFrame(
 )
 
 
+# Fairness of exposure metrics (groups=, group_target=), checked in test_fairness_streams.
+FAIRNESS = [
+    "awrf",
+    "awrf@3(dimension=size)",
+    "ndcg_awrf",
+    "ee_l",
+    "ee_d",
+    "ee_r(relevant_only=false)",
+    "ndkl@3",
+    "ndkl(distribution=list,epsilon=1e-7)",
+    "skew@3(group=big,dimension=size)",
+    "min_skew@3",
+    "max_skew@3",
+    "exp@3(combo=min_max_ratio)",
+    "expu(combo=max_min_diff)",
+    "expru@3(combo=max_min_ratio)",
+    "awrf(p=0.5,combo=variance)",
+]
+FAIRNESS_FAMILIES = {re.split(r"[@(]", name)[0] for name in FAIRNESS}
+# Every item of LOG has a group (the measures that refuse unknown items do not refuse here).
+GROUPS = pl.DataFrame(
+    {
+        "item": ["a", "b", "c", "d", "e", "f", "z"],
+        "size": ["big", "small", "big", "small", "big", "small", "big"],
+        "region": [["eu"], ["us"], ["eu", "us"], ["asia"], ["eu"], ["us"], ["asia"]],
+    }
+)
+
+
 def test_every_family_is_covered() -> None:
-    covered = {_family(metric) for metric in METRICS + BEYOND_ACCURACY + INTENT_AWARE}
+    covered = {_family(metric) for metric in METRICS + BEYOND_ACCURACY + INTENT_AWARE + FAIRNESS}
     assert {_family(name) for name in rke.known_metrics()} <= covered
 
 
@@ -208,6 +239,23 @@ def test_beyond_accuracy_streams(log_path: Path, per_query: bool) -> None:
     tables = {"train": TRAIN.lazy(), "items": ITEMS.lazy(), "catalog": 10}
     if per_query:  # only per-system metrics read the catalog (a table no metric reads warns)
         del tables["catalog"]
+    scan = pl.scan_parquet(log_path)
+    ranking = one_pass(scan, metrics, by="system", per_query=True, raw=True, **tables)
+    assert isinstance(ranking, pl.LazyFrame)
+    assert_streams(ranking)
+    plan = one_pass(scan, metrics, by="system", per_query=per_query, **tables)
+    assert isinstance(plan, pl.LazyFrame)
+    eager = rke.evaluate(LOG, metrics, by="system", per_query=per_query, **tables)
+    assert_frame_equal(plan.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-15)
+
+
+@pytest.mark.filterwarnings("ignore::polars_rankeval.UndefinedMetricWarning")  # skew of q4
+@pytest.mark.parametrize("per_query", [False, True])
+def test_fairness_streams(log_path: Path, per_query: bool) -> None:
+    """The ranking plan streams; the measures run on its per-query rows (the ranked lists)."""
+    # expu and expru read labels in [0, 1] (FairRankTune's rule): LOG's labels are graded
+    metrics = [name for name in FAIRNESS if not name.startswith(("expu", "expru"))]
+    tables = {"groups": GROUPS.lazy(), "group_target": "uniform"}
     scan = pl.scan_parquet(log_path)
     ranking = one_pass(scan, metrics, by="system", per_query=True, raw=True, **tables)
     assert isinstance(ranking, pl.LazyFrame)

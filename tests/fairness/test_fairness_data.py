@@ -8,7 +8,6 @@ in accuracy) are checked by brute force in plain Python.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import subprocess
@@ -321,12 +320,6 @@ def test_speed_script_runs_the_peers(tmp_path: Path) -> None:
         assert row in out, out
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("polars_rankeval.fairness._geyik") is None
-    or importlib.util.find_spec("polars_rankeval.fairness._toolkit") is None,
-    reason="ndkl@10 and exp@10 are not built yet (fairness/_geyik.py, _toolkit.py): remove this "
-    "mark once they are",
-)
 def test_speed_script_runs_ours(tmp_path: Path) -> None:
     out = _bench(tmp_path, "--skip-peers")
     rows = {
