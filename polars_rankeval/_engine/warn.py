@@ -10,12 +10,33 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import polars as pl
 
 #: (file name, line number, the module's globals) of the user's line
 Site = tuple[str, int, dict[str, Any]]
+
+# A site recorded earlier, for code that runs in a Polars thread and builds warnings there.
+_RECORDED: ContextVar[Site | None] = ContextVar("polars_rankeval_site", default=None)
+
+
+@contextmanager
+def warnings_at(site: Site) -> Iterator[None]:
+    """Inside the block, :func:`user_site` is ``site`` (recorded where the user called us).
+
+    A metric's finishing step runs when a LazyFrame is collected, maybe in a Polars thread
+    whose stack does not reach the user; the metric records the site when it is built (at the
+    user's ``evaluate`` call) and builds its warnings inside this block.
+    """
+    token = _RECORDED.set(site)
+    try:
+        yield
+    finally:
+        _RECORDED.reset(token)
 
 
 def user_site() -> Site:
@@ -27,6 +48,9 @@ def user_site() -> Site:
     >>> lineno > 0
     True
     """
+    recorded = _RECORDED.get()
+    if recorded is not None:
+        return recorded
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # polars_rankeval/
     library = os.path.dirname(os.path.abspath(pl.__file__))
     frame = sys._getframe(1)

@@ -41,6 +41,7 @@ import polars as pl
 from polars_rankeval._engine.context import RankingContext
 from polars_rankeval._engine.options import check_choice
 from polars_rankeval._engine.tables import Tables
+from polars_rankeval._engine.warn import user_site, warnings_at
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.fairness._frame import VALUE, FairInput
 from polars_rankeval.fairness._prepare import from_hidden, hidden_rows
@@ -109,6 +110,8 @@ def _fair_metric(
 ) -> Metric:
     """A metric whose partial is the ranked rows and whose finishing step is ``measure``."""
     key = f"fair_rows@{depth}" if depth is not None else "fair_rows"
+    # the user's line, for the warnings the measure gives when a LazyFrame is collected
+    site = user_site()
 
     def partials(ctx: RankingContext) -> Partials:
         no_closed_form(ctx, name)
@@ -117,8 +120,9 @@ def _fair_metric(
     def finish(
         frame: pl.LazyFrame, keys: Sequence[str], label: str, tables: Tables
     ) -> pl.LazyFrame:
-        fair = from_hidden(frame, keys, label, tables, dimension=dimension)
-        return measure(fair).select(*keys, pl.col(column).alias(label))
+        with warnings_at(site):
+            fair = from_hidden(frame, keys, label, tables, dimension=dimension)
+            return measure(fair).select(*keys, pl.col(column).alias(label))
 
     return Metric(
         name,

@@ -229,3 +229,21 @@ def test_the_expression_form_inside_group_by() -> None:
         .sort("system")
     )
     assert_frame_equal(inside, direct, rel_tol=1e-12)
+
+
+def test_a_lazy_evaluations_warning_points_at_the_users_line() -> None:
+    log, groups = _log(13)
+    log = log.with_columns(
+        pl.when(pl.col("query") == 0).then(0).otherwise(pl.col("relevance")).alias("relevance")
+    )
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lazy = rke.evaluate(log.lazy(), ["ndcg_awrf"], by="system", groups=groups)  # this line
+        lazy.collect()
+    found = [w for w in caught if issubclass(w.category, rke.UndefinedMetricWarning)]
+    assert found, [str(w.message) for w in caught]
+    assert found[0].filename == __file__
+    source = Path(__file__).read_text(encoding="utf-8").splitlines()
+    assert "# this line" in source[found[0].lineno - 1]
