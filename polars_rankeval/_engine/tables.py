@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -94,6 +94,8 @@ class Tables:
     # (a path read as a table); polars_rankeval.fairness._groups puts them in canonical form
     groups: pl.LazyFrame | None = None
     group_target: object = None
+    # what a reader of these tables computed once for every metric (the groups' canonical form)
+    cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def require(self, name: TableName, metric: str) -> pl.LazyFrame:
         """The table, or a :class:`MissingTableError` naming the metric and the keyword."""

@@ -198,8 +198,9 @@ def _warn_about_ties(
 
 
 def _table_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--train``, ``--items``, ``--catalog``, ``--groups``, ``--group-target`` as evaluate's
-    keywords (a catalog that is a number is a size).
+    """The table flags (``--train`` ... ``--group-target``) as evaluate's keywords.
+
+    A ``--catalog`` that is a number is a size.
     """
     catalog: object = args.catalog
     if isinstance(catalog, str) and catalog.isdigit():

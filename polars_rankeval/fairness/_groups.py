@@ -36,7 +36,7 @@ target share 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 
 import polars as pl
@@ -64,6 +64,20 @@ class GroupTable:
     memberships: pl.LazyFrame  # ITEM (String), DIMENSION, GROUP (String), WEIGHT (Float64)
     dimensions: tuple[str, ...]
     levels: Mapping[str, tuple[str, ...]]
+    # cells and population per choice of dimensions, computed once
+    _cache: dict[tuple[str, ...], tuple[pl.DataFrame, pl.DataFrame]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def _cells_and_population(self, dimensions: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+        key = tuple(dimensions)
+        if key not in self._cache:
+            cells = self._cells(dimensions).collect()
+            sizes = cells.group_by(GROUP).agg(pl.col(WEIGHT).sum().alias(SIZE))
+            n_items = float(self.memberships.select(pl.col(ITEM).n_unique()).collect().item())
+            population = sizes.select(GROUP, SIZE, (pl.col(SIZE) / n_items).alias(SHARE))
+            self._cache[key] = (cells, population)
+        return self._cache[key]
 
     def chosen(self, dimension: str | None, metric: str) -> tuple[str, ...]:
         """The dimensions a metric reads: all of them (intersected) or the ``dimension=`` ones.
@@ -83,7 +97,11 @@ class GroupTable:
         return names
 
     def cells(self, dimensions: Sequence[str]) -> pl.LazyFrame:
-        """Each item's intersectional cells over ``dimensions``: ITEM, GROUP, WEIGHT.
+        """Each item's intersectional cells over ``dimensions``: ITEM, GROUP, WEIGHT."""
+        return self._cells_and_population(dimensions)[0].lazy()
+
+    def _cells(self, dimensions: Sequence[str]) -> pl.LazyFrame:
+        """:meth:`cells`, as a plan.
 
         A cell is the dimensions' groups joined by ``GROUP_SEPARATOR``; its weight is the
         product of the item's weights (TREC Fair's outer product of alignments).
@@ -115,12 +133,7 @@ class GroupTable:
 
     def population(self, dimensions: Sequence[str]) -> pl.LazyFrame:
         """Each cell's size (sum of item weights: SIZE) and share of the items (SHARE)."""
-        cells = self.cells(dimensions)
-        sizes = cells.group_by(GROUP).agg(pl.col(WEIGHT).sum().alias(SIZE))
-        n_items = self.memberships.select(pl.col(ITEM).n_unique().cast(pl.Float64).alias("__n"))
-        return sizes.join(n_items, how="cross").select(
-            GROUP, SIZE, (pl.col(SIZE) / pl.col("__n")).alias(SHARE)
-        )
+        return self._cells_and_population(dimensions)[1].lazy()
 
 
 def _as_group_label(column: pl.Expr, dtype: pl.DataType) -> pl.Expr:
@@ -278,9 +291,10 @@ def read_groups(table: pl.LazyFrame, item: str) -> GroupTable:
         memberships, dimensions = _long(table, item, schema)
     else:
         memberships, dimensions = _wide(table, item, schema)
-    levels_frame = (
-        memberships.select(DIMENSION, GROUP).unique().drop_nulls().sort(DIMENSION, GROUP).collect()
-    )
+    # read and checked once (a catalogue's size: far smaller than the log), then every metric,
+    # dimension choice and pass of the evaluation joins the same frame
+    checked = _checked(memberships, dimensions).collect()
+    levels_frame = checked.select(DIMENSION, GROUP).unique().sort(DIMENSION, GROUP)
     levels = {
         name: tuple(levels_frame.filter(pl.col(DIMENSION) == name)[GROUP].to_list())
         for name in dimensions
@@ -289,7 +303,7 @@ def read_groups(table: pl.LazyFrame, item: str) -> GroupTable:
     if empty:
         msg = f"the groups= table has no group in dimension(s) {empty}"
         raise ColumnValueError(msg)
-    return GroupTable(_checked(memberships, dimensions), tuple(dimensions), levels)
+    return GroupTable(checked.lazy(), tuple(dimensions), levels)
 
 
 # --- the target ---------------------------------------------------------------------------

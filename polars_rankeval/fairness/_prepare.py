@@ -118,7 +118,11 @@ def group_inputs(tables: Tables, metric: str) -> GroupInputs:
     """The evaluation's groups in canonical form, or the missing-table error naming the metric."""
     if tables.groups is None:
         raise missing_table("groups", metric)
-    return GroupInputs(read_groups(tables.groups, tables.item), tables.group_target)
+    table = tables.cache.get("groups")
+    if not isinstance(table, GroupTable):  # read once per evaluation, for every metric and pass
+        table = read_groups(tables.groups, tables.item)
+        tables.cache["groups"] = table
+    return GroupInputs(table, tables.group_target)
 
 
 def assemble(
