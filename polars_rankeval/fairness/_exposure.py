@@ -112,8 +112,11 @@ def group_exposure(
     >>> log = pl.DataFrame({"query": [1, 1, 1], "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     >>> groups = pl.DataFrame({"item": ["a", "b", "c"], "provider": ["big", "big", "small"]})
     >>> table = rke.group_exposure(log, groups=groups, group_target="uniform")
-    >>> table.select("group", "exposure", "share", "target").rows()
-    [('big', 2.0, 0.7597469266479578, 0.5), ('small', 0.6309297535714574, 0.2402530733520421, 0.5)]
+    >>> # ranks 1 and 2 both get 1/log2(2) = 1 (TREC's discount), rank 3 gets 1/log2(3)
+    >>> table.select("group", "exposure", "share", "target").with_columns(
+    ...     pl.col("exposure", "share").round(4)
+    ... ).rows()
+    [('big', 2.0, 0.7602, 0.5), ('small', 0.6309, 0.2398, 0.5)]
     """
     if not isinstance(per_query, bool) or not isinstance(relevant_only, bool):
         msg = "options per_query= and relevant_only= must be True or False"
