@@ -106,6 +106,14 @@ class UndefinedMetricWarning(RankEvalWarning):
     """A metric has no value for the input (e.g. personalization over fewer than two lists)."""
 
 
+class GroupWarning(RankEvalWarning):
+    """A fairness target names a group that no item of ``groups=`` belongs to.
+
+    Often a misspelt group (``"Europe "``, ``"europe"``): the group is kept with exposure 0, so
+    it counts against every system, and the groups of the items it was meant for get no target.
+    """
+
+
 class DepthWarning(RankEvalWarning):
     """Systems compared on a depth-sensitive metric (``frp``, ``mean_rank``) differ in list depth.
 

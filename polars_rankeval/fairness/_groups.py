@@ -42,10 +42,12 @@ from itertools import product
 import polars as pl
 
 from polars_rankeval._engine.tables import read_table, refuse_rows
+from polars_rankeval._engine.warn import warn_at
 from polars_rankeval.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     ColumnValueError,
+    GroupWarning,
     InvalidOptionError,
 )
 from polars_rankeval.fairness._frame import GROUP, GROUP_SEPARATOR, ITEM, SHARE, SIZE, WEIGHT
@@ -492,6 +494,19 @@ def _spread(cells: pl.DataFrame, by_query: str | None, universe: list[str]) -> T
     """Every cell of the universe (and of the target) with its share; 0 where not named."""
     keys = [by_query] if by_query else []
     named = cells["group"].unique().to_list()
+    outside = sorted(
+        set(cells.filter(pl.col("share") > 0)["group"].to_list()) - set(universe), key=str
+    )
+    if outside:
+        shown = ", ".join(repr(group) for group in outside[:3])
+        more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+        known = ", ".join(repr(group) for group in universe[:6])
+        warn_at(
+            f"group_target= gives a share to {shown}{more}, which no item of groups= belongs to "
+            f"(the groups are {known}{', ...' if len(universe) > 6 else ''}): kept with "
+            "exposure 0, so it counts against every system; is it misspelt?",
+            GroupWarning,
+        )
     everything = sorted(set(universe) | set(named))
     base = pl.DataFrame({GROUP: everything})
     if keys:

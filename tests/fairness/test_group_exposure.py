@@ -224,9 +224,10 @@ def test_items_without_a_group_are_shown_as_the_group_null() -> None:
 def test_a_target_group_no_item_belongs_to_gets_exposure_zero() -> None:
     log = pl.DataFrame({"query": [1, 1], "item": ["a", "b"], "score": [2.0, 1.0]})
     groups = pl.DataFrame({"item": ["a", "b"], "size": ["big", "big"]})
-    table = rke.group_exposure(
-        log, groups=groups, group_target={"big": 0.5, "small": 0.5}, per_query=True
-    )
+    with pytest.warns(rke.GroupWarning, match=r"share to 'small', which no item"):
+        table = rke.group_exposure(
+            log, groups=groups, group_target={"big": 0.5, "small": 0.5}, per_query=True
+        )
     assert table.select("group", "exposure", "target").rows() == [
         ("big", 2.0, 0.5),
         ("small", 0.0, 0.5),
