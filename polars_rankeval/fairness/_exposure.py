@@ -16,7 +16,15 @@ import polars as pl
 from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.fairness._attention import with_attention
-from polars_rankeval.fairness._frame import GROUP, RANK, RELEVANT, SAMPLE, SHARE, WEIGHT
+from polars_rankeval.fairness._frame import (
+    GROUP,
+    JUDGED,
+    RANK,
+    RELEVANT,
+    SAMPLE,
+    SHARE,
+    WEIGHT,
+)
 from polars_rankeval.fairness._prepare import fair_input
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
@@ -250,7 +258,8 @@ def expected_exposure(
     them, so :func:`~polars_rankeval.compare_per_query` reads their directions. Each query's
     group exposure is averaged over its sampled rankings (``sample``: one ranking per value,
     each ordered by ``score``); with ``sample=None`` each query has one ranking and the values
-    equal ``evaluate``'s.
+    equal ``evaluate``'s. The queries are ``evaluate``'s: with ``relevant_only`` (a metric that
+    reads labels) those with a judged item, retrieved or not.
 
     Parameters
     ----------
@@ -314,6 +323,9 @@ def expected_exposure(
         metric="expected_exposure",
     )
     values = expected_exposure_values(fair, target_len=target_len, relevant_only=relevant_only)
+    if relevant_only:  # as evaluate: a metric that reads labels skips unjudged queries
+        judged = fair.rows.filter(pl.col(JUDGED)).select(fair.keys).unique()
+        values = values.join(judged, on=fair.keys, how="semi")
     names = ["ee_l", "ee_d", "ee_r"]
     if per_query:
         out = values.select(*fair.keys, *names).sort(fair.keys)

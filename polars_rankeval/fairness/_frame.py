@@ -18,6 +18,8 @@ their columns: :func:`polars_rankeval.fairness._prepare.fair_input` does that on
 * ``RELEVANT`` (Boolean): ``label >= relevance_level`` (False when unjudged);
 * ``NUM_REL`` (Int64): the query's relevant judged items, retrieved or not (the ideal list's
   length for nDCG);
+* ``JUDGED`` (Boolean): the query has a judged item (a label ``>= 0``), retrieved or not:
+  ``evaluate`` evaluates a label-reading metric on such queries only;
 * ``GROUP`` (String): one group of the item; with several dimensions, the intersectional cell
   (the dimensions' groups joined by ``GROUP_SEPARATOR``, in dimension order); null when the item
   is not in the groups table (each measure applies its anchor's rule: TREC Task 1 drops such
@@ -46,6 +48,7 @@ ITEM = PREFIX + "item"
 LABEL = PREFIX + "label"
 RELEVANT = PREFIX + "relevant"
 NUM_REL = PREFIX + "num_rel"
+JUDGED = PREFIX + "judged"
 GROUP = PREFIX + "group"
 WEIGHT = PREFIX + "weight"
 SHARE = PREFIX + "share"

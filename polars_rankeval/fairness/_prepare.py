@@ -31,6 +31,7 @@ from polars_rankeval.errors import (
 from polars_rankeval.fairness._frame import (
     GROUP,
     ITEM,
+    JUDGED,
     LABEL,
     NUM_REL,
     RANK,
@@ -107,6 +108,8 @@ def from_hidden(
             pl.col(_ROWS).struct.field("label").alias(LABEL),
             pl.col(_ROWS).struct.field("relevant").alias(RELEVANT),
             NUM_REL,
+            # evaluate hands over only the lists it evaluates
+            pl.lit(value=True).alias(JUDGED),
         )
     )
     inputs = group_inputs(tables, label)
@@ -255,6 +258,7 @@ def fair_input(
         label.alias(LABEL),
         relevant.alias(RELEVANT),
         pl.col(item).filter(relevant).n_unique().over(keys).cast(pl.Int64).alias(NUM_REL),
+        (label >= 0).fill_null(value=False).any().over(keys).alias(JUDGED),
     )
     rows = rows.filter(pl.col(RANK).is_not_null())
     groups_frame, target = group_tables(groups, group_target, item, schema[item])

@@ -100,6 +100,27 @@ def test_expected_exposure_with_one_sample_equals_evaluate() -> None:
     assert_frame_equal(inside.sort("system", "query"), outside.sort("system", "query"))
 
 
+def test_expected_exposure_evaluates_the_queries_evaluate_does() -> None:
+    # query 2 has no judgment: evaluate leaves it out of ee_l (a metric that reads labels)
+    log = pl.DataFrame(
+        {
+            "query": [1, 1, 2, 2],
+            "item": ["a", "b", "a", "b"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+            "relevance": [1, 0, None, None],
+        }
+    )
+    groups = pl.DataFrame({"item": ["a", "b"], "size": ["big", "small"]})
+    names = ["ee_l", "ee_d", "ee_r"]
+    inside = rke.evaluate(log, names, groups=groups, per_query=True)
+    outside = rke.expected_exposure(log, groups=groups, sample=None, per_query=True)
+    assert_frame_equal(inside, outside)
+    assert_frame_equal(
+        rke.evaluate(log, names, groups=groups),
+        rke.expected_exposure(log, groups=groups, sample=None),
+    )
+
+
 def test_the_gate_fails_a_candidate_that_is_less_fair() -> None:
     log, groups = _log(5)
     reference = log.filter(pl.col("system") == "fair").drop("system")

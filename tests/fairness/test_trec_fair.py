@@ -712,7 +712,16 @@ def test_expected_exposure_of_sampled_rankings_with_tied_scores() -> None:
         schema=["query", "item", "relevance"],
         orient="row",
     )
-    data = log.join(qrels, on=["query", "item"], how="left")
+    # the track judges every topic it evaluates (a page not in its qrels is not relevant), so
+    # the log labels the other retrieved pages 0, and the judgments of relevant pages no sample
+    # retrieved stay in it, unretrieved (as join_run_qrels keeps them)
+    data = log.join(qrels, on=["query", "item"], how="left").with_columns(
+        pl.col("relevance").fill_null(0)
+    )
+    unretrieved = qrels.join(log, on=["query", "item"], how="anti").with_columns(
+        pl.lit(None, pl.Int64).alias("sample"), pl.lit(None, pl.Float64).alias("score")
+    )
+    data = pl.concat([data, unretrieved.select(data.columns)], how="vertical_relaxed")
     groups, target = _log_tables(world, runs)
     got = rke.expected_exposure(data, groups=groups, group_target=target, per_query=True)
     got = got.to_pandas().set_index("query")
