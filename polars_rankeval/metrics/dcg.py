@@ -23,7 +23,12 @@ Options:
 * ``discount``: ``"log"`` (``1/log_b(i + 1)``) or ``"jarvelin"`` (Järvelin & Kekäläinen 2002:
   rank 1 undiscounted, then ``1/log_b(i)``);
 * ``ideal``: ``"judged"`` (all judged rows) or ``"retrieved"`` (only the retrieved rows, the
-  scikit-learn convention).
+  scikit-learn convention);
+* ``ideal_cutoff`` (``ndcg@k`` only): ``"k"`` (default, trec_eval's ``ndcg_cut``) cuts the ideal
+  list at ``k`` like the run; ``"none"`` divides by the DCG of the whole ideal list even with a
+  cutoff, as LensKit did before lkpy #309 (fixed in PR #310) and as tools that normalise a
+  top-k list by every relevant item do. Without a cutoff both read the whole ideal list, so the
+  option changes nothing there and is not shown in the name.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from polars_rankeval.metrics._base import (
 Gain = Literal["linear", "exp", "binary"] | Mapping[int, float]
 Discount = Literal["log", "jarvelin"]
 Ideal = Literal["judged", "retrieved"]
+IdealCutoff = Literal["k", "none"]
 Unmapped = Literal["label", "zero"]
 # 2.0 ** 1024 is inf in Float64: gain="exp" holds labels below this.
 _EXP_GAIN_LIMIT = 1024
@@ -126,6 +132,7 @@ def _options(
     ideal: Ideal,
     gain_level: bool,
     unmapped: Unmapped,
+    ideal_cutoff: IdealCutoff,
 ) -> dict[str, object]:
     shown: dict[str, object] = {}
     if isinstance(gain, Mapping):
@@ -142,6 +149,8 @@ def _options(
         shown["ideal"] = ideal
     if gain_level:
         shown["gain_level"] = True
+    if ideal_cutoff != "k":
+        shown["ideal_cutoff"] = ideal_cutoff
     return shown
 
 
@@ -157,11 +166,13 @@ class _DcgFamily:
         ideal: Ideal,
         gain_level: bool,
         unmapped: Unmapped = "label",
+        ideal_cutoff: IdealCutoff = "k",
     ) -> None:
         gain, discount, ideal, unmapped = _check_options(gain, log_base, discount, ideal, unmapped)
         if not isinstance(gain_level, bool):
             msg = f"option gain_level= must be True or False, got {gain_level!r}"
             raise InvalidOptionError(msg)
+        self.ideal_cutoff: IdealCutoff = check_choice("ideal_cutoff", ideal_cutoff, ["k", "none"])
         self.gain = gain
         self.log_base = float(log_base)
         self.discount = discount
@@ -175,6 +186,7 @@ class _DcgFamily:
             ideal=ideal,
             gain_level=gain_level,
             unmapped=unmapped,
+            ideal_cutoff=self.ideal_cutoff,
         )
         self.suffix = named("", shown)
         self.trec_default = not self.suffix
@@ -257,7 +269,7 @@ class _DcgFamily:
         ideal_rank = ctx.extra.get(self.key("ideal_rank", None), ctx.ideal_rank)
         gain = self._gain(ctx)
         in_ideal = ideal_rank.is_not_null()
-        if k is not None:
+        if k is not None and self.ideal_cutoff == "k":
             in_ideal = in_ideal & (ideal_rank <= k).fill_null(value=False)
         term = gain * _discount(ideal_rank, self.log_base, self.discount)
         return {self.key("idcg", k): exact_sum(term, in_ideal)}
@@ -326,13 +338,32 @@ def ndcg(
     ideal: Ideal = "judged",
     gain_level: bool = False,
     unmapped: Unmapped = "label",
+    ideal_cutoff: IdealCutoff = "k",
 ) -> Metric:
     """``ndcg@k = dcg@k / idcg@k``; 0 when the ideal DCG is 0.
 
     With a ``gain`` mapping, ``unmapped="label"`` (default) keeps an unmapped label's own value
     as its gain and ``unmapped="zero"`` gives it 0 (see the module docstring).
+    ``ideal_cutoff="none"`` divides ``dcg@k`` by the whole ideal list's DCG instead of its
+    first ``k`` rows' (LensKit before lkpy #309).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankeval as rke
+    >>> # lkpy #309: labels {1: 3, 2: 5, 3: 4}, items 1 then 2 recommended, Järvelin's discount
+    >>> log = pl.DataFrame(
+    ...     {"query": "u", "item": [1, 2, 3], "score": [2.0, 1.0, None], "relevance": [3, 5, 4]}
+    ... )
+    >>> out = rke.evaluate(
+    ...     log,
+    ...     ["ndcg@2(discount=jarvelin)", "ndcg@2(discount=jarvelin,ideal_cutoff=none)"],
+    ... )
+    >>> [round(value, 4) for value in out.row(0)]  # 8 / 9, then 8 / (9 + 3 / log2(3))
+    [0.8889, 0.7344]
     """
     k = check_cutoff(k, "ndcg", required=False)
+    ideal_cutoff = check_choice("ideal_cutoff", ideal_cutoff, ["k", "none"])
     family = _DcgFamily(
         gain,
         log_base=log_base,
@@ -340,6 +371,8 @@ def ndcg(
         ideal=ideal,
         gain_level=gain_level,
         unmapped=unmapped,
+        # Uncut, "k" and "none" both read the whole ideal list: one metric, one name.
+        ideal_cutoff=ideal_cutoff if k is not None else "k",
     )
     name = family.key("ndcg", k)
 
