@@ -19,6 +19,7 @@ from polars_rankeval.comparison import (
     discriminative_power,
     queries_needed,
 )
+from polars_rankeval.attribution import Explanation, explain
 from polars_rankeval.comparison._report import Report, report
 from polars_rankeval.errors import (
     BootstrapBiasWarning,
@@ -72,6 +73,7 @@ __all__ = [
     "DuplicateItemError",
     "EmptyEvaluationWarning",
     "EmptyQueriesWarning",
+    "Explanation",
     "GroupWarning",
     "InvalidOptionError",
     "Metric",
@@ -100,6 +102,7 @@ __all__ = [
     "evaluate",
     "examination_from_randomized",
     "expected_exposure",
+    "explain",
     "from_lists",
     "group_exposure",
     "interleaving",

@@ -90,6 +90,12 @@ PARAMETERS: dict[str, str] = {
     # metrics
     "metrics": "the metrics: names, Metric objects, or one comma-separated string",
     "metric": "one metric, where exactly one makes sense",
+    "a": "explain: the first side: a convention, a mapping of settings, or a tool's numbers "
+    "(a per-query table or a mean)",
+    "b": "explain: the second side, of the same kinds as `a`",
+    "top": "how many rows of the largest a report shows (the frames hold them all)",
+    "tolerance": "how close two numbers must be to count as equal (default: half a unit of "
+    "the last digit given)",
     "k": "a cutoff (an int, or several where stated)",
     "level": "iprec_at_recall: the recall level (a number in [0, 1])",
     "direction": "metric -> 'higher' or 'lower' is better, overriding or declaring a direction",

@@ -11,6 +11,10 @@ dialect looks the family up in the one families table
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
 from polars_rankeval._names.did_you_mean import unknown_metric_message
 from polars_rankeval._names.families import (
     ALIASES,
@@ -53,6 +57,7 @@ __all__ = [
     "build_metrics",
     "family_options",
     "known_metrics",
+    "metric_request",
     "parse_metric",
     "parse_metrics",
     "resolve_metrics",
@@ -78,7 +83,9 @@ def _suggest(name: str, spec: str) -> str:
     return unknown_metric_message(name, spec, spellings, cutoffs, foreign)
 
 
-def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, Metric]]:
+def parse_metrics(
+    text: str, convention: Convention = _TREC, families: Mapping[str, Family] | None = None
+) -> list[tuple[str, Metric]]:
     """Parse one metric string into ``(output name, Metric)`` pairs (several for a sweep).
 
     The output name keeps the user's spelling; a sweep gives ``name@k`` per cutoff, a
@@ -93,17 +100,19 @@ def parse_metrics(text: str, convention: Convention = _TREC) -> list[tuple[str, 
     >>> [name for name, _ in parse_metrics("P.5,10")]
     ['P_5', 'P_10']
     """
+    table = _FAMILIES if families is None else families
     if not isinstance(text, str):
         msg = f"a metric must be a string such as 'ndcg@10' or a Metric object, got {text!r}"
         raise InvalidOptionError(msg)
     spec = text.strip()
     if (names := m_form_names(spec)) is not None:  # trec_eval's -m P.5,10 or -m official
-        return [pair for name in names for pair in parse_metrics(name, convention)]
+        return [pair for name in names for pair in parse_metrics(name, convention, table)]
     if is_ir_measures_name(spec):  # nDCG(dcg='exp-log2')@10, AP(rel=2), INST(T=2) ...
-        return [(spec, metric) for _, metric in parse_metrics(translate(spec), convention)]
-    if (parameterised := parse_parameterised(spec, convention, _FAMILIES)) is not None:
+        translated = parse_metrics(translate(spec), convention, table)
+        return [(spec, metric) for _, metric in translated]
+    if (parameterised := parse_parameterised(spec, convention, table)) is not None:
         return [(spec, parameterised)]
-    return parse_ours(text, convention, _FAMILIES, _suggest)
+    return parse_ours(text, convention, table, _suggest)
 
 
 def split_metric_list(text: str) -> list[str]:
@@ -138,6 +147,47 @@ def parse_metric(text: str) -> Metric:
         msg = f"{text!r} names {len(parsed)} metrics; use parse_metrics for a cutoff sweep"
         raise InvalidOptionError(msg)
     return parsed[0][1]
+
+
+@dataclass(frozen=True)
+class _Recording(Family):
+    """A family that notes each request made of it (:func:`metric_request` reads them)."""
+
+    sink: list[MetricRequest] = field(default_factory=list)
+
+    def make(
+        self,
+        k: int | None,
+        options: dict[str, Any],
+        label: str,
+        defaults: dict[str, Any] | None = None,
+    ) -> Metric:
+        self.sink.append(MetricRequest(self.name, k, dict(options)))
+        return super().make(k, options, label, defaults)
+
+
+def metric_request(text: str) -> MetricRequest:
+    """The family, cutoff and explicit options one metric string names, in any dialect.
+
+    ``explain`` re-builds the metric under other settings from these parts.
+
+    Examples
+    --------
+    >>> metric_request("nDCG@10")
+    MetricRequest(family='ndcg', k=10, options={})
+    >>> metric_request("map@5(denominator=min_k_R)")
+    MetricRequest(family='map', k=5, options={'denominator': 'min_k_R'})
+    """
+    sink: list[MetricRequest] = []
+    recording = {
+        name: _Recording(**{f.name: getattr(family, f.name) for f in fields(Family)}, sink=sink)
+        for name, family in _FAMILIES.items()
+    }
+    parsed = parse_metrics(text, families=recording)
+    if len(parsed) != 1 or len(sink) != 1:
+        msg = f"{text!r} names {len(parsed)} metrics; give one metric, e.g. 'ndcg@10'"
+        raise InvalidOptionError(msg)
+    return sink[0]
 
 
 def resolve_metrics(specs: object, convention: Convention = _TREC) -> list[tuple[str, Metric]]:

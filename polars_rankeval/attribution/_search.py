@@ -1,0 +1,205 @@
+"""Which setup reproduces another tool's numbers: a per-query table, or the mean it printed.
+
+The search starts from every preset that defines the metric, keeps the closest, then changes
+one setting at a time (each to the values its type allows, and to the values other presets
+give it), keeping the change that brings the numbers closest, until they match to the
+target's precision or no change helps. The settings and their values are the engine's
+(:mod:`polars_rankeval.attribution._setup`), so the search tries what the engine can compute.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from polars_rankeval._engine.columns import as_polars
+from polars_rankeval.conventions import CONVENTIONS
+from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
+from polars_rankeval.attribution._attribute import VALUE, Columns, Result, evaluate_setup
+from polars_rankeval.attribution._setup import Setup, choices, describe, resolve, same
+
+#: Rounds of one-setting changes after the closest preset (each round keeps one change).
+MAX_ROUNDS = 4
+# Below this, two floats are the same number summed in another order.
+_FLOOR = 1e-9
+
+
+@dataclass(frozen=True)
+class Target:
+    """Another tool's numbers: per query (``table``: query, value) or only their mean."""
+
+    table: pl.DataFrame | None
+    mean: float | None
+    tolerance: float
+    what: str  # how the report names it: "the table (50 queries)", "the mean 0.5371"
+
+
+def decimals_tolerance(values: list[float]) -> float:
+    """Half a unit of the last digit printed: 0.5371 matches to 5e-5.
+
+    >>> decimals_tolerance([0.5371]), decimals_tolerance([0.5, 0.25])
+    (5e-05, 0.005)
+    """
+    digits = 0
+    for value in values:
+        text = repr(float(value))
+        if "e" in text or "inf" in text or "nan" in text:
+            return _FLOOR
+        digits = max(digits, len(text.split(".")[1].rstrip("0")) if "." in text else 0)
+    return max(0.5 * 10.0 ** (-digits), _FLOOR) if digits < 12 else _FLOOR
+
+
+def as_target(side: object, metric: str, query: str, tolerance: float | None) -> Target | None:
+    """The other tool's numbers, or None when ``side`` is a setup (a preset or a mapping)."""
+    if isinstance(side, (str, Mapping)):
+        return None
+    if isinstance(side, bool) or not isinstance(side, (int, float)):
+        return _table_target(side, metric, query, tolerance)
+    mean = float(side)
+    if not math.isfinite(mean):
+        msg = f"explain: a tool's mean must be a finite number, got {side!r}"
+        raise InvalidOptionError(msg)
+    tol = decimals_tolerance([mean]) if tolerance is None else tolerance
+    return Target(None, mean, tol, f"the mean {side!r}")
+
+
+def _table_target(side: object, metric: str, query: str, tolerance: float | None) -> Target:
+    try:
+        frame = as_polars(side, "a table side of explain")
+    except InvalidOptionError:
+        msg = (
+            "explain: a side must be a convention name, a mapping of settings, a per-query table "
+            f"(the {query!r} column and one value column) or a mean (a float), got "
+            f"{type(side).__name__}"
+        )
+        raise InvalidOptionError(msg) from None
+    if isinstance(frame, pl.LazyFrame):
+        frame = frame.collect()
+    if query not in frame.columns:
+        msg = f"explain: the per-query table has no {query!r} column (query=); its columns: "
+        msg += ", ".join(frame.columns)
+        raise ColumnNotFoundError(msg)
+    others = [name for name in frame.columns if name != query]
+    chosen = [name for name in others if name in (metric, VALUE)] or others
+    if len(chosen) != 1:
+        msg = (
+            f"explain: the per-query table must hold {query!r} and one value column (or one "
+            f"named {metric!r} or 'value'); it has {others}"
+        )
+        raise InvalidOptionError(msg)
+    column = chosen[0]
+    if not frame.schema[column].is_numeric():
+        msg = f"explain: the per-query table's column {column!r} must be numeric, got "
+        msg += str(frame.schema[column])
+        raise ColumnTypeError(msg)
+    table = frame.select(
+        pl.col(query).cast(pl.String), pl.col(column).cast(pl.Float64).alias(VALUE)
+    ).drop_nulls(VALUE)
+    if table.get_column(query).is_duplicated().any():
+        repeated = table.filter(pl.col(query).is_duplicated()).get_column(query).head(3)
+        msg = f"explain: the per-query table repeats queries: {repeated.to_list()}"
+        raise InvalidOptionError(msg)
+    values = table.get_column(VALUE).to_list()
+    tol = decimals_tolerance(values) if tolerance is None else tolerance
+    return Target(table, None, tol, f"the table ({table.height} queries)")
+
+
+@dataclass(frozen=True)
+class Distance:
+    """How far a setup's numbers are from the target: queries that do not match, then error."""
+
+    unmatched: int
+    error: float
+
+    @property
+    def key(self) -> tuple[int, float]:
+        return (self.unmatched, self.error)
+
+
+def distance(result: Result, target: Target, query: str) -> Distance:
+    """Queries missing on either side or off by more than the tolerance; the largest error."""
+    if target.table is None:
+        assert target.mean is not None
+        error = abs(result.value - target.mean) if math.isfinite(result.value) else math.inf
+        return Distance(int(error > target.tolerance), error)
+    if result.per_query is None:
+        msg = "explain: a per-system metric has no per-query values; give the tool's value"
+        raise InvalidOptionError(msg)
+    ours = result.per_query.select(pl.col(query).cast(pl.String), pl.col(VALUE).alias("ours"))
+    joined = ours.join(target.table, on=query, how="full", coalesce=True, nulls_equal=True)
+    gap = (pl.col("ours") - pl.col(VALUE)).abs()
+    row = joined.select(
+        missing=(pl.col("ours").is_null() | pl.col(VALUE).is_null()).sum(),
+        off=(gap > target.tolerance).sum(),
+        error=gap.max(),
+    ).row(0, named=True)
+    error = row["error"] if row["error"] is not None else math.inf
+    return Distance(int(row["missing"] + row["off"]), float(error))
+
+
+def identify(
+    frame: pl.DataFrame, metric: str, target: Target, columns: Columns
+) -> tuple[Setup, Distance, list[str]]:
+    """The setup whose numbers come closest to ``target`` (exact when the distance is 0).
+
+    Also the other presets that reproduce the target as well (two tools can agree on it).
+    """
+    cache: dict[str, tuple[Result, Distance]] = {}
+
+    def score(setup: Setup) -> Distance:
+        key = repr(sorted((name, describe(value)) for name, value in setup.values.items()))
+        if key not in cache:
+            try:
+                result = evaluate_setup(frame, setup, columns)
+            except InvalidOptionError:  # a combination the metric refuses (ties=expected ...)
+                return Distance(10**9, math.inf)
+            cache[key] = (result, distance(result, target, columns.query))
+        return cache[key][1]
+
+    presets = []
+    for name in CONVENTIONS:
+        try:
+            presets.append(resolve(name, metric))
+        except InvalidOptionError:  # the tool has no such metric
+            continue
+    best = min(presets, key=lambda setup: score(setup).key)
+    also = [p.label for p in presets if p is not best and score(p).key <= score(best).key]
+    for _ in range(MAX_ROUNDS):
+        if score(best).unmatched == 0:
+            break
+        candidates = [
+            _changed(best, name, value)
+            for name in best.values
+            for value in _values_to_try(best, name, presets)
+        ]
+        if not candidates:
+            break
+        closest = min(candidates, key=lambda setup: score(setup).key)
+        if score(closest).key >= score(best).key:
+            break
+        best = closest
+    if " + " in best.label:  # a changed setup: the presets alone did not reproduce it
+        also = []
+    return best, score(best), also
+
+
+def _values_to_try(setup: Setup, name: str, presets: list[Setup]) -> list[Any]:
+    """The other values of one setting: those its type allows and those the presets give it."""
+    tried: list[Any] = []
+    for value in [*choices(setup.family, name), *(p.values.get(name) for p in presets)]:
+        if same(value, setup.values[name]) or any(same(value, seen) for seen in tried):
+            continue
+        tried.append(value)
+    return tried
+
+
+def _changed(setup: Setup, name: str, value: Any) -> Setup:
+    changed = setup.with_values({name: value})
+    label = f"{setup.label}, {name}={describe(value)}"
+    if " + " not in setup.label:
+        label = f"{setup.label} + {name}={describe(value)}"
+    return Setup(label, changed.family, changed.k, changed.values)
