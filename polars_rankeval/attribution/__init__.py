@@ -17,11 +17,11 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
-from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 from polars_rankeval.attribution._attribute import Columns, attribute, differing
 from polars_rankeval.attribution._report import Explanation, causes_frame
 from polars_rankeval.attribution._search import Distance, Target, as_target, identify
 from polars_rankeval.attribution._setup import Setup, resolve
+from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
 
 __all__ = ["Explanation", "explain"]
 
@@ -121,7 +121,8 @@ def explain(
         msg = "explain: both sides must be the same metric"
         raise InvalidOptionError(msg)
     names = differing(setup_a, setup_b)
-    parts = attribute(frame, setup_a, setup_b, columns, names)
+    given = (target_a is None, target_b is None)
+    parts = attribute(frame, setup_a, setup_b, columns, names, given=given)
     per_query = parts.per_query
     if per_query is not None:
         per_query = per_query.sort(

@@ -22,8 +22,8 @@ import polars as pl
 
 from polars_rankeval._engine.evaluate import evaluate_frame
 from polars_rankeval._names.families import build_metrics
-from polars_rankeval.errors import InvalidOptionError, RankEvalWarning
 from polars_rankeval.attribution._setup import Setup, prepared, request_for, same
+from polars_rankeval.errors import InvalidOptionError, RankEvalWarning
 
 #: At most this many differing settings (2^8 = 256 evaluations of the log).
 MAX_SETTINGS = 8
@@ -133,16 +133,27 @@ class Attribution:
 
 
 def attribute(
-    frame: pl.DataFrame, a: Setup, b: Setup, columns: Columns, names: Sequence[str]
+    frame: pl.DataFrame,
+    a: Setup,
+    b: Setup,
+    columns: Columns,
+    names: Sequence[str],
+    *,
+    given: tuple[bool, bool] = (True, True),
 ) -> Attribution:
-    """Evaluate every subset of ``names`` switched from ``a`` to ``b``; each setting's share."""
+    """Evaluate every subset of ``names`` switched from ``a`` to ``b``; each setting's share.
+
+    ``given``: whether each side is the user's own setup, whose evaluation warns as
+    ``evaluate`` would (a setup found to reproduce a tool's numbers, or a mix, does not).
+    """
     d = len(names)
     subsets = [frozenset(s) for size in range(d + 1) for s in combinations(range(d), size)]
     results: dict[frozenset[int], Result] = {}
     for subset in subsets:
         setup = a.with_values({names[i]: b.values[names[i]] for i in subset})
-        side = not subset or len(subset) == d  # A itself or B itself: warnings are the user's
-        results[subset] = evaluate_setup(frame, setup, columns, quiet=not side)
+        # A itself or B itself, as the user gave it: its warnings are the user's
+        loud = (not subset and given[0]) or (len(subset) == d and given[1])
+        results[subset] = evaluate_setup(frame, setup, columns, quiet=not loud)
     full = frozenset(range(d))
     weights = _weights(d) if d else []
 

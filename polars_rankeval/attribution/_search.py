@@ -17,10 +17,10 @@ from typing import Any
 import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
-from polars_rankeval.conventions import CONVENTIONS
-from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
 from polars_rankeval.attribution._attribute import VALUE, Columns, Result, evaluate_setup
 from polars_rankeval.attribution._setup import Setup, choices, describe, resolve, same
+from polars_rankeval.conventions import CONVENTIONS
+from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
 
 #: Rounds of one-setting changes after the closest preset (each round keeps one change).
 MAX_ROUNDS = 4
