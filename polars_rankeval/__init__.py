@@ -12,6 +12,7 @@ from polars_rankeval._engine.evaluate import evaluate
 from polars_rankeval._names.registry import known_metrics, parse_metric
 from polars_rankeval.agreement import RankCorrelation, label_agreement, rank_correlation
 from polars_rankeval.agreement._similarity import similarity
+from polars_rankeval.attribution import Explanation, explain
 from polars_rankeval.comparison import (
     bootstrap,
     compare,
@@ -19,7 +20,6 @@ from polars_rankeval.comparison import (
     discriminative_power,
     queries_needed,
 )
-from polars_rankeval.attribution import Explanation, explain
 from polars_rankeval.comparison._report import Report, report
 from polars_rankeval.errors import (
     BootstrapBiasWarning,

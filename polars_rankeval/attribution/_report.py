@@ -97,9 +97,14 @@ class Explanation:
                 others = f"; so do {', '.join(also)}" if also else ""
                 lines.append(f"{side}: {target} is reproduced by {label} (to {tol:.0e}){others}")
             else:
+                what = (
+                    "the mean is"
+                    if unmatched == 1 and "mean" in target
+                    else (f"{unmatched} of its numbers are")
+                )
                 lines.append(
-                    f"{side}: {target} is NOT reproduced: closest is {label}, off by "
-                    f"{_number(residual)} ({unmatched} unmatched); the rest is unexplained"
+                    f"{side}: {target} is NOT reproduced: closest is {label}, where {what} off "
+                    f"(largest gap {_gap(residual)}) or missing; the rest is unexplained"
                 )
         if self.causes.height == 0:
             lines.append("No setting differs: the two setups are the same definition.")
@@ -183,6 +188,12 @@ def _number(value: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:.4f}"
+
+
+def _gap(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.3g}"
 
 
 def _signed(value: float | None) -> str:

@@ -11,8 +11,10 @@ measures how two sets of judgments agree (:func:`polars_rankeval.label_agreement
 policy would have earned on a log another policy produced
 (:func:`polars_rankeval.off_policy`; ``--slate``: :func:`polars_rankeval.slate_off_policy`),
 and ``rank-eval interleaving LOG`` credits interleaved rankers with their clicks
-(:func:`polars_rankeval.interleaving`). A log file that is itself named like one of these
-commands is evaluated with ``rank-eval ./compare``.
+(:func:`polars_rankeval.interleaving`). ``rank-eval explain LOG -m ndcg@10 --a trec_eval
+--b gdeval`` says why a metric differs between two tools (:func:`polars_rankeval.explain`). A
+log file that is itself named like one of these commands is evaluated with
+``rank-eval ./compare``.
 
 Every mistake ends the same way: exit status 2 and one line on stderr, ``rank-eval: error: ...``,
 naming the file or option at fault (never a traceback).
@@ -62,6 +64,7 @@ from polars_rankeval.cli._errors import (
     _warnings_as_lines,
 )
 from polars_rankeval.cli._evaluation import Result, _evaluate, _metric_plan, check_metric_names
+from polars_rankeval.cli._explain import _run_explain
 from polars_rankeval.cli._inputs import (
     _check_output,
     _input_errors_named,
@@ -243,6 +246,7 @@ def _subcommand(command: str | None) -> Callable[[Sequence[str]], None] | None:
         "similarity": _run_similarity,
         "off-policy": _run_off_policy,
         "interleaving": _run_interleaving,
+        "explain": _run_explain,
     }.get(command or "")
 
 
