@@ -1,0 +1,749 @@
+"""Recorded "same metric, different number" cases, as data for ``rke.explain``'s tests and guide.
+
+Each :class:`Case` is one disagreement between two tools (or a tool and what its user
+expected): a small long log (query, item, score, relevance; a null score is a judged row the
+run did not retrieve, a null relevance an unjudged row), the metric, the two setups as
+``rke.explain`` reads them (a convention name, or a mapping of settings over a base
+convention), the setting(s) that cause the difference, and for each side:
+
+* ``recorded``: the numbers the thread printed (per query and/or the mean, with the thread's
+  URL in :attr:`Case.source`), or none for a generated case (a thread that names a cause but
+  gives no data we can transcribe: the log is built so the answer is known);
+* ``reference``: an independent plain-Python transcription of that tool's definition
+  (sorting, cutting and summing by hand, from the tool's own code or docs: never our code),
+  which must give the recorded numbers to the digits the thread prints.
+
+The transcriptions below follow the tools' code as it was when the thread was filed:
+
+* trec_eval 9 (and pytrec_eval, its C code): ranks by score descending, ties by docno
+  descending (``strcmp``); evaluates queries with a judgment and a retrieved row; linear gain
+  over ``log2(rank + 1)``, the ideal list from every judged row, cut at ``k`` in ``ndcg_cut``;
+* torchmetrics ``retrieval_normalized_dcg`` (1.x): a query's supplied rows only, gain the
+  target, discount ``log2(rank + 1)``, tied scores averaged; a 2-D input flattened into one
+  list (issue #3216, before PR #3229);
+* scikit-learn ``ndcg_score``: each row of ``y_true`` one query, ties averaged
+  (``ignore_ties=False``), a row whose ideal DCG is 0 scores 0 and counts in the mean;
+* LensKit (lkpy 0.14 ``topn.py``): ``_dcg`` divides by ``max(log2(rank), 1)`` (Järvelin's
+  discount); before PR #310 the ideal list was the whole sorted truth list;
+* gdeval.pl 1.3 (TREC Web track): only positive judgments; ``(2^g - 1) / log2(rank + 1)``;
+  ideal from the positive judgments cut at ``k``; a topic with no positive judgment is not
+  evaluated and not averaged;
+* trectools (``trec_eval.py``): ``get_ndcg(depth=k)`` sums over the first ``k`` rows but keeps
+  the whole ideal list ("TREC_Eval does not cut the IDCG rank"); before PR #27 (issue #24) the
+  means divided by the run's queries, judged or not;
+* ranx: ``ndcg-lN`` gives labels below ``N`` no gain, in the run and the ideal list.
+
+``NOT_REPRODUCED`` lists the threads of research.md Q4(b) that no setting reproduces, and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+#: One retrieved or judged row of a query: (item, score or None, label or None).
+Row = tuple[str, float | None, int | None]
+#: An explain setup: a convention name or a mapping of settings.
+Setup = str | Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's numbers: per query (the queries it evaluates) and its mean."""
+
+    per_query: Mapping[str, float]
+    mean: float
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The numbers a thread printed: per query, the mean, and how many decimals it shows."""
+
+    per_query: Mapping[str, float] = field(default_factory=dict)
+    mean: float | None = None
+    digits: int = 4
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a disagreement: the explain setup, the tool's transcription, its numbers."""
+
+    setup: Setup
+    tool: str
+    reference: Callable[[pl.DataFrame], ToolResult]
+    recorded: Recorded | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One recorded (or generated) disagreement and its documented cause(s)."""
+
+    name: str
+    source: str
+    log: pl.DataFrame
+    metric: str
+    a: Side
+    b: Side
+    causes: tuple[str, ...]
+    note: str = ""
+    #: what the thread printed that we cannot rebuild here (other data), quoted as context
+    context: str = ""
+    #: warnings the b (or a) side is expected to raise (e.g. EmptyQueriesWarning), by name
+    warns: tuple[str, ...] = ()
+
+    @property
+    def recorded(self) -> bool:
+        """True when the thread itself gives numbers for this log."""
+        return self.a.recorded is not None or self.b.recorded is not None
+
+
+def matches(value: float, printed: float, digits: int) -> bool:
+    """``value`` equals a number printed with ``digits`` decimals, rounded or truncated.
+
+    Tools print rounded values (``%.4f``), threads sometimes truncate ("~0.8888" for 8/9):
+    either way the true value lies within one unit of the last printed digit.
+    """
+    return abs(value - printed) < 10.0**-digits
+
+
+# --- the log ----------------------------------------------------------------------------------
+_SCHEMA = {"query": pl.String, "item": pl.String, "score": pl.Float64, "relevance": pl.Int64}
+
+
+def log_of(queries: Mapping[str, Sequence[Row]]) -> pl.DataFrame:
+    """A long log from ``{query: [(item, score, label), ...]}``, in the order given."""
+    rows = [(query, *row) for query, query_rows in queries.items() for row in query_rows]
+    return pl.DataFrame(rows, schema=_SCHEMA, orient="row")
+
+
+def rows_of(log: pl.DataFrame) -> dict[str, list[Row]]:
+    """The log back as ``{query: [(item, score, label), ...]}``, in input order."""
+    out: dict[str, list[Row]] = {}
+    for query, item, score, label in log.select(list(_SCHEMA)).iter_rows():
+        out.setdefault(query, []).append((item, score, label))
+    return out
+
+
+# --- plain-Python transcriptions ----------------------------------------------------------------
+def _log2_discount(rank: int) -> float:
+    return 1.0 / math.log2(rank + 1)
+
+
+def _trec_order(rows: Sequence[Row]) -> list[Row]:
+    """trec_eval's ranking: the retrieved rows by score descending, ties by docno descending."""
+    retrieved = [row for row in rows if row[1] is not None]
+    return sorted(retrieved, key=lambda row: (row[1], row[0]), reverse=True)
+
+
+def _judged(rows: Sequence[Row]) -> bool:
+    return any(row[2] is not None for row in rows)
+
+
+def _mean(values: Mapping[str, float]) -> float:
+    return sum(values.values()) / len(values) if values else 0.0
+
+
+def trec_ap(rows: Sequence[Row], level: int = 1, order: Sequence[Row] | None = None) -> float:
+    """trec_eval ``map`` of one query (``-l level``): precision at each relevant row / R."""
+    relevant = {item for item, _, label in rows if label is not None and label >= level}
+    ranked = _trec_order(rows) if order is None else order
+    found, total = 0, 0.0
+    for rank, (item, _, _) in enumerate(ranked, start=1):
+        if item in relevant:
+            found += 1
+            total += found / rank
+    return total / len(relevant) if relevant else 0.0
+
+
+def trec_ndcg(
+    rows: Sequence[Row],
+    k: int | None = None,
+    *,
+    order: Sequence[Row] | None = None,
+    cut_ideal: bool = True,
+) -> float:
+    """trec_eval ``ndcg`` (``k=None``) / ``ndcg_cut_k``: linear gain, ideal from judged rows."""
+
+    def gain(label: int | None) -> float:
+        return float(label) if label is not None and label > 0 else 0.0
+
+    ranked = (_trec_order(rows) if order is None else list(order))[:k]
+    dcg = sum(gain(label) * _log2_discount(r) for r, (_, _, label) in enumerate(ranked, 1))
+    ideal = sorted((gain(label) for _, _, label in rows), reverse=True)
+    if cut_ideal:
+        ideal = ideal[:k]
+    idcg = sum(g * _log2_discount(r) for r, g in enumerate(ideal, 1))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+Tool = Callable[[pl.DataFrame], ToolResult]
+
+
+def trec_eval_tool(measure: Callable[[Sequence[Row]], float]) -> Tool:
+    """trec_eval's averaging: the queries with a judgment and a retrieved row."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {
+            query: measure(rows)
+            for query, rows in rows_of(log).items()
+            if _judged(rows) and any(row[1] is not None for row in rows)
+        }
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def _tie_averaged_dcg(scores: Sequence[float], gains: Sequence[float], k: int | None) -> float:
+    """DCG with tied scores sharing their mean gain (McSherry & Najork; sklearn, torchmetrics)."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    total, start = 0.0, 0
+    limit = len(order) if k is None else min(k, len(order))
+    while start < len(order):
+        end = start
+        while end < len(order) and scores[order[end]] == scores[order[start]]:
+            end += 1
+        mean_gain = sum(gains[i] for i in order[start:end]) / (end - start)
+        total += mean_gain * sum(_log2_discount(r + 1) for r in range(start, min(end, limit)))
+        start = end
+    return total
+
+
+def _one_list_ndcg(scores: Sequence[float], gains: Sequence[float], k: int | None) -> float:
+    """sklearn's ``_ndcg_sample_scores`` and torchmetrics' 1-D ``retrieval_normalized_dcg``:
+    the ideal from the supplied targets sorted, ties in the run averaged; 0 when ideal is 0."""
+    ideal_gains = sorted(gains, reverse=True)
+    ideal = sum(g * _log2_discount(r) for r, g in enumerate(ideal_gains[:k], 1))
+    return _tie_averaged_dcg(scores, gains, k) / ideal if ideal > 0 else 0.0
+
+
+def supplied_rows_tool(k: int | None = None) -> Callable[[pl.DataFrame], ToolResult]:
+    """torchmetrics / sklearn per query: only the supplied (scored) rows, a null target is 0."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            supplied = [row for row in rows if row[1] is not None]
+            scores = [float(row[1]) for row in supplied if row[1] is not None]
+            gains = [float(row[2] or 0) for row in supplied]
+            per_query[query] = _one_list_ndcg(scores, gains, k)
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def torchmetrics_flattened(log: pl.DataFrame) -> ToolResult:
+    """torchmetrics #3216: a 2-D ``[queries, documents]`` input ranked as ONE flattened list."""
+    scores, gains = [], []
+    for rows in rows_of(log).values():
+        for _, score, label in rows:
+            if score is not None:
+                scores.append(score)
+                gains.append(float(label or 0))
+    value = _one_list_ndcg(scores, gains, None)
+    return ToolResult({}, value)
+
+
+def sklearn_drop_empty(log: pl.DataFrame) -> ToolResult:
+    """What sklearn #29521 expected: a row whose ideal DCG is 0 left out of the mean."""
+    full = supplied_rows_tool()(log)
+    kept = {
+        query: value
+        for query, value in full.per_query.items()
+        if any((row[2] or 0) > 0 for row in rows_of(log)[query] if row[1] is not None)
+    }
+    return ToolResult(kept, _mean(kept))
+
+
+def _lenskit_dcg(gains: Sequence[float]) -> float:
+    """lkpy 0.14 ``_dcg``: ``Σ gain / max(log2(rank), 1)``."""
+    return sum(g / max(math.log2(rank), 1.0) for rank, g in enumerate(gains, start=1))
+
+
+def lenskit_ndcg(k: int, *, whole_ideal: bool) -> Callable[[pl.DataFrame], ToolResult]:
+    """lkpy's ``ndcg(recs, truth, k)``: recs in score order; ``whole_ideal`` = before PR #310."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            truth = {item: float(label) for item, _, label in rows if label is not None}
+            recs = [item for item, _, _ in _trec_order(rows)][:k]
+            ideal = sorted(truth.values(), reverse=True)
+            achieved = _lenskit_dcg([truth.get(item, 0.0) for item in recs])
+            per_query[query] = achieved / _lenskit_dcg(ideal if whole_ideal else ideal[:k])
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def gdeval(k: int) -> Callable[[pl.DataFrame], ToolResult]:
+    """gdeval.pl 1.3 ``ndcg@k``, averaged over the run's topics with a positive judgment."""
+
+    def dcg(gains: Sequence[int]) -> float:
+        return sum((2.0**g - 1.0) / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            judgment = {item: label for item, _, label in rows if label is not None and label > 0}
+            if not judgment:  # not in %seen: topicDone skips it, it is not averaged
+                continue
+            ideal = dcg(sorted(judgment.values(), reverse=True))
+            ranked = [judgment.get(item, 0) for item, _, _ in _trec_order(rows)]
+            per_query[query] = dcg(ranked) / ideal
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def trectools_ndcg(k: int, *, run_queries: bool) -> Callable[[pl.DataFrame], ToolResult]:
+    """trectools ``get_ndcg(depth=k)``: first k rows, the whole ideal list (not cut).
+
+    ``run_queries``: the mean divides by every run query (before PR #27, issue #24); else by
+    the queries in both the run and the qrels.
+    """
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            if _judged(rows):
+                per_query[query] = trec_ndcg(rows, k, cut_ideal=False)
+            elif run_queries and any(row[1] is not None for row in rows):
+                # no qrels: no per-query value, but the mean's divisor counts it: a 0
+                per_query[query] = 0.0
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def rounded_scores(log: pl.DataFrame, decimals: int) -> pl.DataFrame:
+    """The run as a tool that prints ``%.{decimals}f`` and reads it back sees it."""
+    rows = {
+        query: [
+            (item, None if score is None else float(f"{score:.{decimals}f}"), label)
+            for item, score, label in query_rows
+        ]
+        for query, query_rows in rows_of(log).items()
+    }
+    return log_of(rows)
+
+
+def ranx_ndcg(k: int, level: int) -> Callable[[pl.DataFrame], ToolResult]:
+    """ranx ``ndcg@k-l{level}``: labels below ``level`` give no gain, run and ideal alike."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            if not _judged(rows):
+                continue
+            kept = [(i, s, lab if lab is not None and lab >= level else 0) for i, s, lab in rows]
+            per_query[query] = trec_ndcg(kept, k)
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def _input_order(measure: Callable[..., float]) -> Callable[[pl.DataFrame], ToolResult]:
+    """What pytrec_eval #56's user expected: ties kept in the order the run lists them."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            listed = [row for row in rows if row[1] is not None]
+            order = sorted(listed, key=lambda row: -(row[1] or 0.0))  # stable: input order
+            per_query[query] = measure(rows, order=order)
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+# --- the logs -----------------------------------------------------------------------------------
+# torchmetrics #3216: two queries of three documents (item ids made distinct across queries so
+# that one flattened list has no duplicate ids).
+_TM_3216 = log_of(
+    {
+        "q1": [("a1", 0.1, 0), ("a2", 0.2, 1), ("a3", 0.3, 0)],
+        "q2": [("b1", 0.8, 1), ("b2", 0.1, 0), ("b3", 0.05, 0)],
+    }
+)
+
+# lkpy #309: truth {1: 3, 2: 5, 3: 4}, recs [1, 2]: item 3 judged, not recommended.
+_LK_309 = log_of({"u": [("1", 2.0, 3), ("2", 1.0, 5), ("3", None, 4)]})
+
+# pytrec_eval #56: qrel q1 {d3: 1}, q2 {d2: 1, d3: 1}; run q1 {d1: 1, d2: 1, d3: 1},
+# q2 {d3: 1, d2: 1}: every score tied; d1 and d2 of q1 unjudged.
+_PTE_56 = log_of(
+    {
+        "q1": [("d1", 1.0, None), ("d2", 1.0, None), ("d3", 1.0, 1)],
+        "q2": [("d3", 1.0, 1), ("d2", 1.0, 1)],
+    }
+)
+
+# sklearn #29521: y_true = y_score = [[1, 0, 1], [0, 0, 0]].
+_SK_29521 = log_of(
+    {
+        "0": [("i0", 1.0, 1), ("i1", 0.0, 0), ("i2", 1.0, 1)],
+        "1": [("i0", 0.0, 0), ("i1", 0.0, 0), ("i2", 0.0, 0)],
+    }
+)
+
+# Graded labels 0-3 (TREC Web / DL style), distinct scores, every query with a relevant row and
+# some judged rows unretrieved. q2 has only grades 0 and 1: exp and linear gain agree there, as
+# on OpenNIR #14's topics 2 and 28.
+_GRADED = log_of(
+    {
+        "q1": [
+            ("d01", 9.1, 1),
+            ("d02", 8.7, 3),
+            ("d03", 8.2, 0),
+            ("d04", 7.9, 2),
+            ("d05", 7.0, None),
+            ("d06", 6.4, 1),
+            ("d07", None, 3),
+            ("d08", None, 2),
+        ],
+        "q2": [
+            ("d11", 5.5, 0),
+            ("d12", 5.1, 1),
+            ("d13", 4.9, None),
+            ("d14", 4.2, 1),
+            ("d15", None, 1),
+        ],
+        "q3": [
+            ("d21", 3.3, 2),
+            ("d22", 3.1, 0),
+            ("d23", 2.8, 3),
+            ("d24", 2.5, 1),
+            ("d25", 2.2, 2),
+            ("d26", 1.9, 0),
+            ("d27", None, 1),
+        ],
+        "q4": [
+            ("d31", 0.9, 0),
+            ("d32", 0.8, 0),
+            ("d33", 0.7, 2),
+            ("d34", 0.6, None),
+            ("d35", None, 3),
+        ],
+    }
+)
+
+# _GRADED plus a topic judged without a relevant row (every label 0): gdeval never evaluates it.
+_GRADED_EMPTY = pl.concat(
+    [_GRADED, log_of({"q5": [("d41", 4.0, 0), ("d42", 3.0, 0), ("d43", None, 0)]})]
+)
+
+# trectools #24 (TREC CAsT 2019, NDCG@3): a run with a query the qrels do not judge (q4); each
+# judged query has at most 3 relevant rows, so trectools' uncut ideal equals the cut one here.
+_TT_24 = log_of(
+    {
+        "q1": [("d1", 3.0, 2), ("d2", 2.0, 0), ("d3", 1.0, 1)],
+        "q2": [("d4", 3.0, 0), ("d5", 2.0, 1), ("d6", 1.0, 0), ("d7", None, 2)],
+        "q3": [("d8", 3.0, 1), ("d9", 2.0, 0)],
+        "q4": [("e1", 3.0, None), ("e2", 2.0, None), ("e3", 1.0, None)],
+    }
+)
+
+# Scores that differ only past the 3rd decimal: printed with "%.3f" they tie, and trec_eval's
+# docno-descending tie rule reorders them. q1: a relevant "a" barely ahead of "z" is put behind
+# it; q2 keeps its order (the tie-break agrees), q3 has no tie after rounding.
+_PRECISION = log_of(
+    {
+        "q1": [("a", 0.51234, 1), ("z", 0.51229, 0), ("m", 0.40011, 0), ("b", 0.3, 1)],
+        "q2": [("y", 0.90104, 1), ("c", 0.90098, 0), ("k", 0.2, 0)],
+        "q3": [("p", 0.7771, 0), ("q", 0.6662, 1), ("r", 0.5553, 0)],
+    }
+)
+
+
+def _cases() -> tuple[Case, ...]:
+    trec_ndcg_tool = trec_eval_tool(trec_ndcg)
+    return (
+        Case(
+            name="torchmetrics_3216_flattened",
+            source="https://github.com/Lightning-AI/torchmetrics/issues/3216",
+            log=_TM_3216,
+            metric="ndcg",
+            a=Side(
+                "torchmetrics",
+                "torchmetrics retrieval_normalized_dcg, one query at a time",
+                supplied_rows_tool(),
+                Recorded({"q1": 0.6309, "q2": 1.0}, 0.8155),
+            ),
+            b=Side(
+                {"convention": "torchmetrics", "flatten": True},
+                "torchmetrics retrieval_normalized_dcg on the 2-D [queries, documents] input",
+                torchmetrics_flattened,
+                Recorded(mean=0.9197),
+            ),
+            causes=("flatten",),
+            note="the 2-D call ranks both queries' documents as one list (fixed by PR #3229)",
+        ),
+        Case(
+            name="lenskit_309_ideal_cutoff",
+            source="https://github.com/lenskit/lkpy/issues/309",
+            log=_LK_309,
+            metric="ndcg@2",
+            a=Side(
+                {"discount": "jarvelin"},
+                "LensKit ndcg(recs, truth, k=2) (the ideal cut at k)",
+                lenskit_ndcg(2, whole_ideal=False),
+                Recorded({"u": 0.8888}, 0.8888),
+            ),
+            b=Side(
+                {"discount": "jarvelin", "ideal_cutoff": "none"},
+                "LensKit ndcg before PR #310 (the whole truth list as the ideal)",
+                lenskit_ndcg(2, whole_ideal=True),
+                Recorded({"u": 0.7344}, 0.7344),
+            ),
+            causes=("ideal_cutoff",),
+            note="8 / 9 with the ideal cut at k = 2; 8 / (9 + 3 / log2 3) with the whole list",
+        ),
+        Case(
+            name="lenskit_discount",
+            source="https://github.com/lenskit/lkpy/issues/309",
+            log=_LK_309,
+            metric="ndcg@2",
+            a=Side("trec_eval", "trec_eval ndcg_cut_2", trec_ndcg_tool_at(2)),
+            b=Side(
+                {"discount": "jarvelin"},
+                "LensKit ndcg(k=2): _dcg divides by max(log2(rank), 1)",
+                lenskit_ndcg(2, whole_ideal=False),
+                Recorded({"u": 0.8888}, 0.8888),
+            ),
+            causes=("discount",),
+            note=(
+                "LensKit leaves ranks 1 and 2 undiscounted (Järvelin & Kekäläinen); trec_eval "
+                "discounts rank 2 by log2(3)"
+            ),
+            context=(
+                "NCF (yihong-chen/neural-collaborative-filtering#2) used log(2)/log(rank+2), a "
+                "third discount no setting names (see NOT_REPRODUCED)"
+            ),
+        ),
+        Case(
+            name="pytrec_eval_56_ties_map",
+            source="https://github.com/cvangysel/pytrec_eval/issues/56",
+            log=_PTE_56,
+            metric="map",
+            a=Side(
+                "trec_eval",
+                "pytrec_eval (trec_eval: ties by docno descending)",
+                trec_eval_tool(trec_ap),
+                Recorded({"q1": 1.0, "q2": 1.0}, 1.0),
+            ),
+            b=Side(
+                {"ties": "pessimistic"},
+                "the user's expectation: tied documents in the order the run lists them",
+                _input_order(trec_ap),
+                Recorded({"q1": 1 / 3, "q2": 1.0}),
+            ),
+            causes=("ties",),
+            note=(
+                "every score is 1: trec_eval puts d3 first (docno descending), the user expected "
+                "it third; on this log the input order is the pessimistic one"
+            ),
+        ),
+        Case(
+            name="pytrec_eval_56_ties_ndcg",
+            source="https://github.com/cvangysel/pytrec_eval/issues/56",
+            log=_PTE_56,
+            metric="ndcg",
+            a=Side(
+                "trec_eval",
+                "pytrec_eval (trec_eval: ties by docno descending)",
+                trec_ndcg_tool,
+                Recorded({"q1": 1.0, "q2": 1.0}, 1.0),
+            ),
+            b=Side(
+                {"ties": "pessimistic"},
+                "the user's expectation: tied documents in the order the run lists them",
+                _input_order(trec_ndcg),
+                Recorded({"q1": 0.5, "q2": 1.0}),
+            ),
+            causes=("ties",),
+        ),
+        Case(
+            name="sklearn_29521_empty_queries",
+            source="https://github.com/scikit-learn/scikit-learn/issues/29521",
+            log=_SK_29521,
+            metric="ndcg",
+            a=Side(
+                "sklearn",
+                "sklearn ndcg_score(y, y): the all-zero row scores 0 and is averaged",
+                supplied_rows_tool(),
+                Recorded(mean=0.5, digits=1),
+            ),
+            b=Side(
+                {"convention": "sklearn", "empty_queries": "drop"},
+                "the user's expectation: a row without a relevant item left out",
+                sklearn_drop_empty,
+                Recorded(mean=1.0, digits=1),
+            ),
+            causes=("empty_queries",),
+            warns=("EmptyQueriesWarning",),
+            context=(
+                "trectools gave NaN for a query whose ideal DCG is 0 "
+                "(joaopalotti/trectools#25, #51): left out of a NaN-skipping mean, as here"
+            ),
+        ),
+        Case(
+            name="opennir_14_gdeval_gain",
+            source="https://github.com/Georgetown-IR-Lab/OpenNIR/issues/14",
+            log=_GRADED,
+            metric="ndcg@10",
+            a=Side("trec_eval", "pytrec_eval ndcg_cut_10", trec_ndcg_tool_at(10)),
+            b=Side("gdeval", "gdeval.pl -k 10", gdeval(10)),
+            causes=("gain",),
+            note="a generated graded log: gdeval's 2^g - 1 against trec_eval's linear gain",
+            context=(
+                "OpenNIR #14 (BM25 on TREC-COVID, per-query data not published): mean 0.5371 "
+                "(gdeval) vs 0.5618 (pytrec_eval); topics 2 and 28 equal in both"
+            ),
+        ),
+        Case(
+            name="gdeval_empty_topics",
+            source="https://github.com/trec-web/trec-web-2014/blob/master/src/eval/gdeval.pl",
+            log=_GRADED_EMPTY,
+            metric="ndcg@10",
+            a=Side("trec_eval", "trec_eval ndcg_cut_10", trec_ndcg_tool_at(10)),
+            b=Side(
+                {"convention": "gdeval", "empty_queries": "drop"},
+                "gdeval.pl -k 10 (a topic without a positive judgment is not averaged)",
+                gdeval(10),
+            ),
+            causes=("gain", "empty_queries"),
+            warns=("EmptyQueriesWarning",),
+            note=(
+                "two causes: the gain, and gdeval's topicDone skipping a topic not in %seen "
+                "(no positive judgment), which trec_eval scores 0"
+            ),
+        ),
+        Case(
+            name="trectools_24_queries_averaged",
+            source="https://github.com/joaopalotti/trectools/issues/24",
+            log=_TT_24,
+            metric="ndcg@3",
+            a=Side("trec_eval", "trec_eval ndcg_cut_3", trec_ndcg_tool_at(3)),
+            b=Side(
+                {"unlabelled": "zero"},
+                "trectools get_ndcg(depth=3) before PR #27 (divides by every run query)",
+                trectools_ndcg(3, run_queries=True),
+            ),
+            causes=("unlabelled",),
+            note=(
+                "q4 is in the run but not in the qrels: trec_eval averages over the other "
+                "three, trectools counted it as a 0"
+            ),
+        ),
+        Case(
+            name="trectools_ndcg_whole_ideal",
+            source="https://github.com/joaopalotti/trectools/blob/master/trectools/trec_eval.py",
+            log=_GRADED,
+            metric="ndcg@3",
+            a=Side("trec_eval", "trec_eval ndcg_cut_3", trec_ndcg_tool_at(3)),
+            b=Side(
+                {"ideal_cutoff": "none"},
+                "trectools get_ndcg(depth=3): 'TREC_Eval does not cut the IDCG rank'",
+                trectools_ndcg(3, run_queries=False),
+            ),
+            causes=("ideal_cutoff",),
+            note=(
+                "generated: trectools' get_ndcg sums the first k rows but divides by the whole "
+                "ideal list's DCG (its code comment says trec_eval does not cut it; ndcg_cut does)"
+            ),
+        ),
+        Case(
+            name="anserini_1525_relevance_level",
+            source="https://github.com/castorini/anserini/issues/1525",
+            log=_GRADED,
+            metric="map",
+            a=Side("trec_eval", "trec_eval -m map (grade 1 relevant)", trec_eval_tool(trec_ap)),
+            b=Side(
+                {"relevance_level": 2},
+                "trec_eval -l 2 -m map (TREC DL passage: grade 1 not relevant)",
+                trec_eval_tool(lambda rows: trec_ap(rows, level=2)),
+            ),
+            causes=("relevance_level",),
+            note=(
+                "generated: TREC DL passage judges 0-3 and counts grade 1 as not relevant for MAP "
+                "and recall (trec_eval -l 2), while nDCG keeps every grade"
+            ),
+        ),
+        Case(
+            name="ranx_29_gain_level",
+            source="https://github.com/AmenRa/ranx/issues/29",
+            log=_GRADED,
+            metric="ndcg@5",
+            a=Side(
+                {"relevance_level": 2},
+                "trec_eval -l 2 -m ndcg_cut.5 (-l does not touch nDCG)",
+                trec_ndcg_tool_at(5),
+            ),
+            b=Side(
+                {"convention": "ranx", "relevance_level": 2},
+                "ranx ndcg@5-l2 (labels below 2 give no gain)",
+                ranx_ndcg(5, 2),
+            ),
+            causes=("gain_level",),
+            note=(
+                "ranx's author: 'setting the relevance level for ndcg does not work on "
+                "trec_eval'; the ranx preset's other settings (negative labels, missing "
+                "queries) change nothing on this log"
+            ),
+        ),
+        Case(
+            name="score_precision",
+            source="https://github.com/usnistgov/trec_eval/issues/22",
+            log=_PRECISION,
+            metric="map",
+            a=Side("trec_eval", "trec_eval on the full-precision scores", trec_eval_tool(trec_ap)),
+            b=Side(
+                {"score_precision": 3},
+                "trec_eval on a run file written with %.3f scores",
+                lambda log: trec_eval_tool(trec_ap)(rounded_scores(log, 3)),
+            ),
+            causes=("score_precision",),
+            note=(
+                "scores printed with 3 decimals tie, and trec_eval breaks ties by docno "
+                "descending (trec_eval #22), not by the order the scores had"
+            ),
+        ),
+    )
+
+
+def trec_ndcg_tool_at(k: int) -> Callable[[pl.DataFrame], ToolResult]:
+    """trec_eval ``ndcg_cut_k``, averaged as trec_eval does."""
+    return trec_eval_tool(lambda rows: trec_ndcg(rows, k))
+
+
+CASES: tuple[Case, ...] = _cases()
+BY_NAME: dict[str, Case] = {case.name: case for case in CASES}
+
+#: Threads of research.md Q4(b) no setting reproduces, and why.
+NOT_REPRODUCED: dict[str, str] = {
+    "https://github.com/yihong-chen/neural-collaborative-filtering/issues/2": (
+        "NCF's log(2)/log(rank + 2) discount (rank from 1) is neither 1/log_b(rank + 1) for any "
+        "base nor Järvelin's; no discount= value names it, and the thread gives no numbers"
+    ),
+    "https://github.com/Lightning-AI/torchmetrics/issues/2449": (
+        "top_k 5 and 10 above every query's length (3 and 4 documents): 0.8467 is right for "
+        "every top_k, no disagreement to explain"
+    ),
+    "https://github.com/joaopalotti/trectools/issues/18": (
+        "the run and qrels are in a gist not stored here (Rprec 79.06 vs 79.62, ndcg 93.69 vs "
+        "94.35 quoted as context only)"
+    ),
+    "https://github.com/joaopalotti/trectools/pull/51": (
+        "NaN for a query whose relevant rows were all missed (ideal DCG > 0, DCG 0) is a "
+        "trectools bug with no setting: trec_eval, and every preset, score it 0; the NaN for "
+        "an empty query (ideal DCG 0) is empty_queries='drop' (sklearn_29521_empty_queries)"
+    ),
+    "https://github.com/terrierteam/ir_measures/issues/42": (
+        "pytrec_eval returning 0 for a second call's cutoff was a caching bug (fixed in "
+        "pytrec-eval-terrier 0.5.4), not a definition"
+    ),
+}
