@@ -123,8 +123,9 @@ class Explanation:
                 ]
             )
         lines += ["", *_table(rows)]
-        if self.per_query is not None and self.per_query.height:
-            shown = self.per_query.head(self.top if top is None else top)
+        shown_rows = self.top if top is None else top
+        if self.per_query is not None and self.per_query.height and shown_rows:
+            shown = self.per_query.head(shown_rows)
             names = list(self.causes.get_column(SETTING))
             head = [str(shown.columns[0]), "a", "b", "difference", *names]
             body = [
@@ -199,6 +200,8 @@ def _gap(value: float | None) -> str:
 def _signed(value: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
+    if 0 < abs(value) < 5e-5:  # not zero, and not shown as if it were
+        return f"{value:+.0e}"
     return f"{value:+.4f}"
 
 
