@@ -21,7 +21,7 @@ from polars_rankeval.attribution._attribute import Columns, attribute, differing
 from polars_rankeval.attribution._report import Explanation, causes_frame
 from polars_rankeval.attribution._search import Distance, Target, as_target, identify
 from polars_rankeval.attribution._setup import Setup, resolve
-from polars_rankeval.errors import ColumnNotFoundError, InvalidOptionError
+from polars_rankeval.errors import ColumnNotFoundError, DuplicateItemError, InvalidOptionError
 
 __all__ = ["Explanation", "explain"]
 
@@ -115,14 +115,23 @@ def explain(
         raise ColumnNotFoundError(msg + ", ".join(frame.columns))
     target_a = as_target(a, metric, query, tolerance)
     target_b = as_target(b, metric, query, tolerance)
-    setup_a, found_a, also_a = _side(frame, metric, a, target_a, columns)
-    setup_b, found_b, also_b = _side(frame, metric, b, target_b, columns)
-    if setup_a.family != setup_b.family or setup_a.k != setup_b.k:  # pragma: no cover
-        msg = "explain: both sides must be the same metric"
-        raise InvalidOptionError(msg)
-    names = differing(setup_a, setup_b)
-    given = (target_a is None, target_b is None)
-    parts = attribute(frame, setup_a, setup_b, columns, names, given=given)
+    try:
+        setup_a, found_a, also_a = _side(frame, metric, a, target_a, columns)
+        setup_b, found_b, also_b = _side(frame, metric, b, target_b, columns)
+        names = differing(setup_a, setup_b)
+        given = (target_a is None, target_b is None)
+        parts = attribute(frame, setup_a, setup_b, columns, names, given=given)
+    except DuplicateItemError as error:
+        if "several runs" not in str(error):
+            raise
+        # evaluate's hint (by='system') is not explain's: it explains one system at a time
+        first = str(error).split(" Each item", 1)[0]
+        msg = (
+            f"explain: {first} The table looks like several runs: explain takes one system's "
+            "log, e.g. data.filter(pl.col('system') == 'bm25') (command line: --by system "
+            "--system bm25)"
+        )
+        raise DuplicateItemError(msg) from None
     per_query = parts.per_query
     if per_query is not None:
         per_query = per_query.sort(

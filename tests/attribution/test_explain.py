@@ -314,3 +314,10 @@ def test_bad_input_is_refused_with_what_was_expected(
 ) -> None:
     with pytest.raises(error, match=words.replace("(", r"\(")):
         call()  # type: ignore[operator]
+
+
+def test_a_log_of_several_systems_is_refused_with_how_to_pick_one() -> None:
+    two = pl.concat([LOG.with_columns(system=pl.lit(name)) for name in ("bm25", "neural")])
+    with pytest.raises(rke.DuplicateItemError, match=r"explain takes one system's log") as caught:
+        rke.explain(two, "ndcg@5", "trec_eval", "gdeval")
+    assert "by='system'" not in str(caught.value)
