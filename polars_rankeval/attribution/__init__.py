@@ -36,6 +36,11 @@ def explain(
     *,
     top: int = 10,
     tolerance: float | None = None,
+    train: object = None,
+    items: object = None,
+    catalog: object = None,
+    groups: object = None,
+    group_target: object = None,
     query: str = "query",
     item: str = "item",
     score: str = "score",
@@ -69,6 +74,9 @@ def explain(
     tolerance
         How close a setup must come to a side given as numbers; by default half a unit of the
         last digit printed (``0.5371`` matches to ``5e-05``).
+    train, items, catalog, groups, group_target
+        The extra tables the metric reads, as ``evaluate`` takes them (novelty, coverage,
+        diversity, fairness ...).
     query, item, score, relevance
         Column names.
 
@@ -105,7 +113,18 @@ def explain(
         raise InvalidOptionError(msg)
     _check_top(top)
     frame = _collected(data)
-    columns = Columns(query, item, score, relevance)
+    tables = {
+        name: table
+        for name, table in (
+            ("train", train),
+            ("items", items),
+            ("catalog", catalog),
+            ("groups", groups),
+            ("group_target", group_target),
+        )
+        if table is not None
+    }
+    columns = Columns(query, item, score, relevance, tables)
     for option, name in (("query", query), ("item", item), ("score", score)):
         if name not in frame.columns:
             msg = f"explain: no column {name!r} ({option}=) in data; its columns: "
@@ -144,7 +163,7 @@ def explain(
         value_a=parts.value_a,
         value_b=parts.value_b,
         causes=causes_frame(
-            names,
+            parts.groups,
             setup_a,
             setup_b,
             effects=parts.effects,

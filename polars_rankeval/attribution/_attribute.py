@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -23,7 +23,7 @@ import polars as pl
 from polars_rankeval._engine.evaluate import evaluate_frame
 from polars_rankeval._names.families import build_metrics
 from polars_rankeval.attribution._setup import Setup, prepared, request_for, same
-from polars_rankeval.errors import InvalidOptionError, RankEvalWarning
+from polars_rankeval.errors import InvalidOptionError, RankEvalWarning, UnusedTableWarning
 
 #: At most this many differing settings (2^8 = 256 evaluations of the log).
 MAX_SETTINGS = 8
@@ -32,12 +32,13 @@ VALUE = "value"
 
 @dataclass(frozen=True)
 class Columns:
-    """The log's column names."""
+    """The log's column names, and the extra tables (train, items ...) its metrics read."""
 
     query: str
     item: str
     score: str
     relevance: str
+    tables: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,14 @@ def evaluate_setup(
         "unlabelled": values["unlabelled"],
         "depth": values["depth"],
         "judged_only": values["judged_only"],
+        **columns.tables,
     }
     request = request_for(setup)
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore", RankEvalWarning)
+        # a table one side's metric reads and the other's does not is not unused
+        warnings.simplefilter("ignore", UnusedTableWarning)
         summary = evaluate_frame(log, [request], **keywords)
         per_query = (
             evaluate_frame(log, [request], per_query=True, **keywords)
@@ -121,15 +125,34 @@ def _weights(d: int) -> list[float]:
 
 @dataclass(frozen=True)
 class Attribution:
-    """Each differing setting's effect on the mean and per query."""
+    """Each differing setting's (or group of settings') effect on the mean and per query.
 
-    settings: list[str]
+    ``groups`` holds the settings of each cause: one setting, or several that only exist
+    together (``coverage``'s ``intersect=`` applies only with ``of=train``: a mix switching
+    one without the other is no definition, so they are switched together).
+    """
+
+    groups: list[tuple[str, ...]]
     value_a: float
     value_b: float
     effects: dict[str, float]  # Shapley, on the value
-    alone: dict[str, float]  # switching only this setting from A
-    moved: dict[str, int]  # queries whose value (or presence) this setting changes
-    per_query: pl.DataFrame | None  # query, value_a, value_b, difference, one column per setting
+    alone: dict[str, float]  # switching only this cause from A
+    moved: dict[str, int]  # queries whose value (or presence) this cause changes
+    per_query: pl.DataFrame | None  # query, value_a, value_b, difference, one column per cause
+
+    @property
+    def names(self) -> list[str]:
+        """Each cause's name: its settings joined by ``+``."""
+        return [cause_name(group) for group in self.groups]
+
+
+def cause_name(group: Sequence[str]) -> str:
+    """A cause's name: ``"gain"``, or ``"of+intersect"`` for settings switched together."""
+    return "+".join(group)
+
+
+class _RefusedMixError(Exception):
+    """A mix of the two setups that the engine refuses (no such definition)."""
 
 
 def attribute(
@@ -141,21 +164,61 @@ def attribute(
     *,
     given: tuple[bool, bool] = (True, True),
 ) -> Attribution:
-    """Evaluate every subset of ``names`` switched from ``a`` to ``b``; each setting's share.
+    """Evaluate every mix of the settings ``names`` switched from ``a`` to ``b``; each one's share.
 
     ``given``: whether each side is the user's own setup, whose evaluation warns as
     ``evaluate`` would (a setup found to reproduce a tool's numbers, or a mix, does not).
+    Settings whose mixes the engine refuses are switched together, as one cause.
     """
-    d = len(names)
+    groups: list[tuple[str, ...]] = [(name,) for name in names]
+    cache: dict[frozenset[str], Result | None] = {}
+
+    def result(switched: frozenset[str], *, loud: bool = False) -> Result | None:
+        if switched not in cache:
+            setup = a.with_values({name: b.values[name] for name in switched})
+            try:
+                cache[switched] = evaluate_setup(frame, setup, columns, quiet=not loud)
+            except InvalidOptionError:
+                if not switched or switched == frozenset(names):
+                    raise  # a side itself: the user's mistake, said as evaluate says it
+                cache[switched] = None
+        return cache[switched]
+
+    result(frozenset(), loud=given[0])
+    result(frozenset(names), loud=given[1] and bool(names))
+    while True:
+        try:
+            return _shapley_over(groups, result, columns)
+        except _RefusedMixError:
+            coupled = [
+                group
+                for group in groups
+                if result(frozenset(group)) is None
+                or result(frozenset(names) - frozenset(group)) is None
+            ]
+            if len(coupled) < 2 or len(coupled) == len(groups) == 1:
+                coupled = groups  # no smaller grouping found: every setting together
+            merged = tuple(name for group in coupled for name in group)
+            groups = [group for group in groups if group not in coupled] + [merged]
+
+
+def _shapley_over(
+    groups: list[tuple[str, ...]],
+    result: Callable[[frozenset[str]], Result | None],
+    columns: Columns,
+) -> Attribution:
+    d = len(groups)
     subsets = [frozenset(s) for size in range(d + 1) for s in combinations(range(d), size)]
     results: dict[frozenset[int], Result] = {}
     for subset in subsets:
-        setup = a.with_values({names[i]: b.values[names[i]] for i in subset})
-        # A itself or B itself, as the user gave it: its warnings are the user's
-        loud = (not subset and given[0]) or (len(subset) == d and given[1])
-        results[subset] = evaluate_setup(frame, setup, columns, quiet=not loud)
+        switched = frozenset(name for i in subset for name in groups[i])
+        found = result(switched)
+        if found is None:
+            raise _RefusedMixError
+        results[subset] = found
     full = frozenset(range(d))
     weights = _weights(d) if d else []
+    names = [cause_name(group) for group in groups]
 
     def shapley(value_of: Callable[[frozenset[int]], Any]) -> list[Any]:
         shares = []
@@ -197,7 +260,7 @@ def attribute(
             nan_to_null=True,
         )
     return Attribution(
-        list(names),
+        groups,
         results[frozenset()].value,
         results[full].value,
         dict(zip(names, means, strict=True)),

@@ -117,7 +117,7 @@ class Explanation:
                     cause["a"],
                     cause["b"],
                     _signed(cause[EFFECT]),
-                    "" if cause[SHARE] is None else f"{cause[SHARE]:.0%}",
+                    "" if cause[SHARE] is None else f"{round(cause[SHARE], 2) + 0.0:.0%}",
                     _signed(cause[ALONE]),
                     str(cause[QUERIES]),
                 ]
@@ -147,7 +147,7 @@ class Explanation:
 
 
 def causes_frame(
-    names: list[str],
+    groups: list[tuple[str, ...]],
     a: Setup,
     b: Setup,
     *,
@@ -156,7 +156,8 @@ def causes_frame(
     moved: dict[str, int],
     difference: float,
 ) -> pl.DataFrame:
-    """The causes table, largest ``|effect|`` first."""
+    """The causes table, largest ``|effect|`` first (settings switched together: one row)."""
+    names = ["+".join(group) for group in groups]
     share = [
         effects[name] / difference if difference and math.isfinite(difference) else None
         for name in names
@@ -164,8 +165,8 @@ def causes_frame(
     frame = pl.DataFrame(
         {
             SETTING: names,
-            "a": [describe(a.values[name]) for name in names],
-            "b": [describe(b.values[name]) for name in names],
+            "a": [", ".join(describe(a.values[name]) for name in group) for group in groups],
+            "b": [", ".join(describe(b.values[name]) for name in group) for group in groups],
             EFFECT: [effects[name] for name in names],
             SHARE: share,
             ALONE: [alone[name] for name in names],

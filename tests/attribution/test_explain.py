@@ -321,3 +321,29 @@ def test_a_log_of_several_systems_is_refused_with_how_to_pick_one() -> None:
     with pytest.raises(rke.DuplicateItemError, match=r"explain takes one system's log") as caught:
         rke.explain(two, "ndcg@5", "trec_eval", "gdeval")
     assert "by='system'" not in str(caught.value)
+
+
+def test_settings_that_only_exist_together_are_switched_together() -> None:
+    # coverage's intersect= applies only with of=train: switching one alone is no definition
+    log = pl.DataFrame(
+        {
+            "query": ["u1", "u1", "u2", "u2"],
+            "item": [1, 2, 2, 9],
+            "score": [2.0, 1.0, 2.0, 1.0],
+            "relevance": [1, 0, 0, 1],
+        }
+    )
+    train = pl.DataFrame({"query": ["u1", "u2", "u3"], "item": [1, 3, 4]})
+    why = rke.explain(
+        log,
+        "coverage@2",
+        "recommenders",
+        "recbole",
+        train=train,
+        catalog=pl.DataFrame({"item": [1, 2, 3, 4, 9, 10]}),
+    )
+    # Recommenders: distinct recommended / distinct train items = 3/3; RecBole: / catalog = 3/6
+    assert (why.value_a, why.value_b) == (pytest.approx(1.0), pytest.approx(0.5))
+    assert why.causes.get_column("setting").to_list() == ["of+intersect"]
+    assert why.causes.get_column("effect").to_list() == pytest.approx([-0.5])
+    assert why.per_query is None  # a per-system metric: no per-query rows
