@@ -228,3 +228,136 @@ def test_evaluate_under_each_setup_equals_the_transcription(name: str, which: st
     assert ours.mean == pytest.approx(expected.mean, abs=1e-12)
     if expected.per_query:  # the flattened side has one list, no per-query values
         assert ours.per_query == pytest.approx(dict(expected.per_query), abs=1e-12)
+
+
+# --- 3. rke.explain on every case ---------------------------------------------------------------
+def _explain(case: Case, a: Any, b: Any) -> Any:
+    """``rke.explain`` on the case's log, expecting exactly the warnings the case names."""
+    if case.warns:
+        expected = tuple(getattr(errors, name) for name in case.warns)
+        with pytest.warns(expected):
+            return rke.explain(case.log, case.metric, a, b)
+    return rke.explain(case.log, case.metric, a, b)
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_explain_gives_each_sides_numbers(name: str) -> None:
+    case = BY_NAME[name]
+    why = _explain(case, case.a.setup, case.b.setup)
+    for which, value in (("a", why.value_a), ("b", why.value_b)):
+        side = _side(case, which)
+        expected = side.reference(case.log)
+        assert value == pytest.approx(expected.mean, abs=1e-12), which
+        if side.recorded is not None and side.recorded.mean is not None:
+            assert matches(value, side.recorded.mean, side.recorded.digits), which
+    assert why.difference == pytest.approx(why.value_b - why.value_a)
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_explain_puts_the_difference_on_the_documented_causes(name: str) -> None:
+    case = BY_NAME[name]
+    why = _explain(case, case.a.setup, case.b.setup)
+    effects = dict(why.causes.select("setting", "effect").iter_rows())
+    assert set(case.causes) <= set(effects), (case.causes, effects)
+    for setting, effect in effects.items():
+        if setting in case.causes:
+            assert abs(effect) > 1e-9, setting  # each documented cause moves the number
+        else:
+            assert effect == pytest.approx(0.0, abs=1e-12), setting  # nothing else does
+    documented = sum(effects[setting] for setting in case.causes)
+    assert documented == pytest.approx(why.difference, abs=1e-12)
+    report = str(why)
+    assert all(setting in report for setting in case.causes)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in IDS if BY_NAME[n].a.reference(BY_NAME[n].log).per_query]
+)
+def test_explain_per_query_equals_the_transcriptions(name: str) -> None:
+    case = BY_NAME[name]
+    why = _explain(case, case.a.setup, case.b.setup)
+    assert why.per_query is not None
+    rows = {str(row["query"]): row for row in why.per_query.iter_rows(named=True)}
+    for which in "ab":
+        expected = _side(case, which).reference(case.log).per_query
+        column = f"value_{which}"
+        got = {q: row[column] for q, row in rows.items() if row[column] is not None}
+        if expected:
+            assert got == pytest.approx(dict(expected), abs=1e-12), which
+
+
+# A side given as the tool's numbers: which searches find the tool's setup today. The search
+# (attribution/_search.py) starts from the closest preset and changes one setting per round,
+# keeping a change only if it brings the numbers closer: a tool two settings away from every
+# preset, where neither change alone helps, or one whose closest preset leads away, is not
+# found. Strict xfails: when the search learns them, these tests say so.
+_NOT_FOUND = {
+    ("lenskit_309_ideal_cutoff", "a", "mean"): "sklearn is closer than trec_eval + discount",
+    ("lenskit_309_ideal_cutoff", "a", "table"): "sklearn is closer than trec_eval + discount",
+    ("lenskit_309_ideal_cutoff", "b", "mean"): "two settings (discount, ideal_cutoff)",
+    ("lenskit_309_ideal_cutoff", "b", "table"): "two settings (discount, ideal_cutoff)",
+    ("lenskit_discount", "b", "mean"): "sklearn is closer than trec_eval + discount",
+    ("lenskit_discount", "b", "table"): "sklearn is closer than trec_eval + discount",
+    # 1.0 reads as printed with 0 decimals: tolerance 0.5, so trec_eval's 0.5 "matches"
+    ("sklearn_29521_empty_queries", "b", "mean"): "the mean 1.0 gets tolerance 0.5",
+    ("gdeval_empty_topics", "b", "mean"): "recommenders is closer; no single change reaches it",
+    ("trectools_ndcg_whole_ideal", "b", "mean"): "spark is closer than trec_eval + ideal_cutoff",
+    ("ranx_29_gain_level", "b", "mean"): "relevance_level and gain_level: neither alone helps",
+    ("ranx_29_gain_level", "b", "table"): "relevance_level and gain_level: neither alone helps",
+}
+
+
+def _search_params() -> list[Any]:
+    params = []
+    for case in CASES:
+        for which in "ab":
+            for kind in ("mean", "table"):
+                exact = _side(case, which).reference(case.log)
+                if kind == "table" and not exact.per_query:
+                    continue
+                reason = _NOT_FOUND.get((case.name, which, kind))
+                marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+                params.append(
+                    pytest.param(
+                        case.name, which, kind, id=f"{case.name}-{which}-{kind}", marks=marks
+                    )
+                )
+    return params
+
+
+@pytest.mark.parametrize(("name", "which", "kind"), _search_params())
+def test_explain_finds_a_setup_that_reproduces_the_tools_numbers(
+    name: str, which: str, kind: str
+) -> None:
+    case = BY_NAME[name]
+    side, other = (case.a, case.b) if which == "a" else (case.b, case.a)
+    exact = side.reference(case.log)
+    given: Any = exact.mean
+    if kind == "table":
+        given = pl.DataFrame(
+            {"query": list(exact.per_query), "value": list(exact.per_query.values())}
+        )
+    args = (given, other.setup) if which == "a" else (other.setup, given)
+    with warnings.catch_warnings():
+        # a setup tried on the way may drop empty queries (and say so): not this test's point
+        warnings.simplefilter("ignore", errors.EmptyQueriesWarning)
+        why = rke.explain(case.log, case.metric, *args)
+    found = why.value_a if which == "a" else why.value_b
+    unmatched = why.unmatched_a if which == "a" else why.unmatched_b
+    assert unmatched == 0
+    assert found == pytest.approx(exact.mean, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", [case.name for case in CASES if case.b.recorded is not None])
+def test_explain_reads_the_mean_the_thread_printed(name: str) -> None:
+    # The realistic call: the other tool's printed mean (4 decimals), matched to half a unit.
+    case = BY_NAME[name]
+    recorded = case.b.recorded
+    assert recorded is not None
+    if recorded.mean is None or (name, "b", "mean") in _NOT_FOUND:
+        pytest.skip("no printed mean, or a search the tests above mark as not found")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", errors.EmptyQueriesWarning)
+        why = rke.explain(case.log, case.metric, case.a.setup, recorded.mean)
+    assert why.unmatched_b == 0
+    assert matches(why.value_b, recorded.mean, recorded.digits)
