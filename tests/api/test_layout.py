@@ -26,6 +26,7 @@ PACKAGE = Path(rke.__file__).parent
 PUBLIC_MODULES = {"__init__", "__main__", "conventions", "errors", "expr", "io", "lists"}
 PUBLIC_MODULES |= {"namespace", "ties"}
 FEATURE_PACKAGES = {
+    "attribution",
     "fairness",
     "agreement",
     "cli",
@@ -34,6 +35,7 @@ FEATURE_PACKAGES = {
     "metrics",
     "offpolicy",
     "plot",
+    "sampling",
     "spark",
 }
 PRIVATE_PACKAGES = {"_engine", "_names"}
