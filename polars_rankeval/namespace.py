@@ -23,6 +23,7 @@ from polars_rankeval._engine.evaluate import evaluate
 from polars_rankeval._engine.summary import FrameT
 from polars_rankeval._names.families import TABLE, Family, MetricRequest, family_options
 from polars_rankeval.agreement._similarity import similarity
+from polars_rankeval.attribution import Explanation, explain
 from polars_rankeval.comparison import compare
 from polars_rankeval.expr import _refuse_frame_options, metric_expr
 from polars_rankeval.fairness import expected_exposure, group_exposure
@@ -231,6 +232,16 @@ class _FrameNamespace(_MetricMethods[FrameT]):
     def expected_exposure(self, **options: Any) -> FrameT:
         """Sampled rankings' expected exposure; see :func:`polars_rankeval.expected_exposure`."""
         return expected_exposure(self._frame, **options)
+
+    def explain(
+        self, metric: str, a: object = "trec_eval", b: object = None, **options: Any
+    ) -> Explanation:
+        """Why ``metric`` differs between two setups here; see :func:`polars_rankeval.explain`.
+
+        A report (an :class:`~polars_rankeval.Explanation`), whatever the frame type: a LazyFrame
+        is collected at the call.
+        """
+        return explain(self._frame, metric, a, b, **options)
 
 
 @pl.api.register_dataframe_namespace("rank_eval")

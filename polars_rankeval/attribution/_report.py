@@ -123,6 +123,8 @@ class Explanation:
                 ]
             )
         lines += ["", *_table(rows)]
+        if all(moved == 0 for moved in self.causes.get_column(QUERIES)):
+            lines.append("These settings differ, but none changes a number on this log.")
         shown_rows = self.top if top is None else top
         if self.per_query is not None and self.per_query.height and shown_rows:
             shown = self.per_query.head(shown_rows)

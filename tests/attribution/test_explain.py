@@ -347,3 +347,17 @@ def test_settings_that_only_exist_together_are_switched_together() -> None:
     assert why.causes.get_column("setting").to_list() == ["of+intersect"]
     assert why.causes.get_column("effect").to_list() == pytest.approx([-0.5])
     assert why.per_query is None  # a per-system metric: no per-query rows
+
+
+def test_the_namespace_is_the_function() -> None:
+    lazy = LOG.lazy().rank_eval.explain("ndcg@5", "trec_eval", "gdeval", top=2)
+    assert str(lazy) == str(rke.explain(LOG, "ndcg@5", "trec_eval", "gdeval", top=2))
+    quiet = LOG.rank_eval.explain("p@3", "trec_eval", {"ideal": "retrieved"} and "trec_eval")
+    assert quiet.causes.height == 0
+
+
+def test_settings_that_move_nothing_are_said_to() -> None:
+    judged = LOG.filter(pl.col("relevance").is_not_null() & pl.col("score").is_not_null())
+    why = rke.explain(judged, "p@3", "trec_eval", {"unretrieved": "drop"})
+    assert why.causes.get_column("queries").to_list() == [0]
+    assert "none changes a number on this log" in str(why)
