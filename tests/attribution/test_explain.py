@@ -352,7 +352,7 @@ def test_settings_that_only_exist_together_are_switched_together() -> None:
 def test_the_namespace_is_the_function() -> None:
     lazy = LOG.lazy().rank_eval.explain("ndcg@5", "trec_eval", "gdeval", top=2)
     assert str(lazy) == str(rke.explain(LOG, "ndcg@5", "trec_eval", "gdeval", top=2))
-    quiet = LOG.rank_eval.explain("p@3", "trec_eval", {"ideal": "retrieved"} and "trec_eval")
+    quiet = LOG.rank_eval.explain("p@3", "trec_eval", "trec_eval")
     assert quiet.causes.height == 0
 
 
