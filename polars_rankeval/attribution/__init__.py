@@ -73,7 +73,9 @@ def explain(
         How many of the queries that move most the report shows (``per_query`` has them all).
     tolerance
         How close a setup must come to a side given as numbers; by default half a unit of the
-        last digit printed (``0.5371`` matches to ``5e-05``).
+        last digit printed (``0.5371`` matches to ``5e-05``), with at least 4 decimals (a
+        float keeps no trailing zeros: ``1.0`` is read as ``1.0000``). Pass it for a tool
+        that prints fewer digits (``tolerance=0.005`` for two).
     train, items, catalog, groups, group_target
         The extra tables the metric reads, as ``evaluate`` takes them (novelty, coverage,
         diversity, fairness ...).

@@ -10,7 +10,7 @@ target's precision or no change helps. The settings and their values are the eng
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +18,16 @@ import polars as pl
 
 from polars_rankeval._engine.columns import as_polars
 from polars_rankeval.attribution._attribute import VALUE, Columns, Result, evaluate_setup
-from polars_rankeval.attribution._setup import Setup, choices, describe, resolve, same
+from polars_rankeval.attribution._setup import BASE, Setup, choices, describe, resolve, same
 from polars_rankeval.conventions import CONVENTIONS
 from polars_rankeval.errors import ColumnNotFoundError, ColumnTypeError, InvalidOptionError
 
-#: Rounds of one-setting changes after the closest preset (each round keeps one change).
+#: Rounds of changes from a starting preset (each round keeps one change, of one or two settings).
 MAX_ROUNDS = 4
+# How many of the closest presets the search starts from (and trec_eval's, always).
+_STARTS = 3
+# A number given with fewer decimals is taken as printed with this many (trec_eval's).
+_MIN_DIGITS = 4
 # Below this, two floats are the same number summed in another order.
 _FLOOR = 1e-9
 
@@ -39,10 +43,14 @@ class Target:
 
 
 def decimals_tolerance(values: list[float]) -> float:
-    """Half a unit of the last digit printed: 0.5371 matches to 5e-5.
+    """Half a unit of the last digit printed: 0.5371 matches to 5e-5, 0.53712 to 5e-6.
 
-    >>> decimals_tolerance([0.5371]), decimals_tolerance([0.5, 0.25])
-    (5e-05, 0.005)
+    A float does not keep the digits it was printed with: ``1.0`` may be a printed ``1.0000``.
+    So fewer than 4 decimals count as 4 (trec_eval's), never as a loose match (``1.0`` would
+    otherwise match anything from 0.5 on); pass ``tolerance=`` for a tool that prints fewer.
+
+    >>> decimals_tolerance([0.5371]), decimals_tolerance([0.5, 0.25]), decimals_tolerance([0.53712])
+    (5e-05, 5e-05, 5e-06)
     """
     digits = 0
     for value in values:
@@ -50,6 +58,7 @@ def decimals_tolerance(values: list[float]) -> float:
         if "e" in text or "inf" in text or "nan" in text:
             return _FLOOR
         digits = max(digits, len(text.split(".")[1].rstrip("0")) if "." in text else 0)
+    digits = max(digits, _MIN_DIGITS)
     return max(0.5 * 10.0 ** (-digits), _FLOOR) if digits < 12 else _FLOOR
 
 
@@ -110,14 +119,21 @@ def _table_target(side: object, metric: str, query: str, tolerance: float | None
 
 @dataclass(frozen=True)
 class Distance:
-    """How far a setup's numbers are from the target: queries that do not match, then error."""
+    """How far a setup's numbers are from the target.
+
+    ``unmatched``: queries missing on either side or off by more than the tolerance (1 for a
+    mean that does not match); ``error``: the largest gap; ``total``: the sum of the gaps,
+    which orders two setups that leave as many queries unmatched (a change that brings every
+    query closer is progress even before one of them matches).
+    """
 
     unmatched: int
     error: float
+    total: float = 0.0
 
     @property
     def key(self) -> tuple[int, float]:
-        return (self.unmatched, self.error)
+        return (self.unmatched, self.total)
 
 
 def distance(result: Result, target: Target, query: str) -> Distance:
@@ -125,7 +141,7 @@ def distance(result: Result, target: Target, query: str) -> Distance:
     if target.table is None:
         assert target.mean is not None
         error = abs(result.value - target.mean) if math.isfinite(result.value) else math.inf
-        return Distance(int(error > target.tolerance), error)
+        return Distance(int(error > target.tolerance), error, error)
     if result.per_query is None:
         msg = "explain: a per-system metric has no per-query values; give the tool's value"
         raise InvalidOptionError(msg)
@@ -136,9 +152,10 @@ def distance(result: Result, target: Target, query: str) -> Distance:
         missing=(pl.col("ours").is_null() | pl.col(VALUE).is_null()).sum(),
         off=(gap > target.tolerance).sum(),
         error=gap.max(),
+        total=gap.sum(),
     ).row(0, named=True)
     error = row["error"] if row["error"] is not None else math.inf
-    return Distance(int(row["missing"] + row["off"]), float(error))
+    return Distance(int(row["missing"] + row["off"]), float(error), float(row["total"] or 0.0))
 
 
 def identify(
@@ -166,25 +183,58 @@ def identify(
             presets.append(resolve(name, metric))
         except InvalidOptionError:  # the tool has no such metric
             continue
-    best = min(presets, key=lambda setup: score(setup).key)
-    also = [p.label for p in presets if p is not best and score(p).key <= score(best).key]
-    for _ in range(MAX_ROUNDS):
+    ranked = sorted(presets, key=lambda setup: score(setup).key)
+    also = [p.label for p in ranked[1:] if score(p).key <= score(ranked[0]).key]
+    # The closest preset may lead away from the tool (sklearn is closer to LensKit than
+    # trec_eval is, yet LensKit is trec_eval with another discount): start from a few.
+    starts = ranked[:_STARTS] + [p for p in ranked[_STARTS:] if p.label == BASE]
+    best = ranked[0]
+    for start in starts:
+        found = _descend(start, presets, score)
+        if score(found).key < score(best).key:
+            best = found
         if score(best).unmatched == 0:
             break
-        candidates = [
-            _changed(best, name, value)
-            for name in best.values
-            for value in _values_to_try(best, name, presets)
-        ]
-        if not candidates:
-            break
-        closest = min(candidates, key=lambda setup: score(setup).key)
-        if score(closest).key >= score(best).key:
-            break
-        best = closest
     if " + " in best.label:  # a changed setup: the presets alone did not reproduce it
         also = []
     return best, score(best), also
+
+
+def _descend(start: Setup, presets: list[Setup], score: Callable[[Setup], Distance]) -> Setup:
+    """From ``start``, keep the change of one setting (or two) that brings the numbers closest.
+
+    Two settings are tried together only when no single change helps, and only among the
+    settings that move the numbers at all (a tool two settings away from every preset, where
+    neither change alone helps: ranx's gain_level needs its relevance_level).
+    """
+    best = start
+    for _ in range(MAX_ROUNDS):
+        if score(best).unmatched == 0:
+            break
+        singles = [
+            (name, value) for name in best.values for value in _values_to_try(best, name, presets)
+        ]
+        if not singles:
+            break
+        changed = {pair: _changed(best, *pair) for pair in singles}
+        closest = min(changed.values(), key=lambda setup: score(setup).key)
+        if score(closest).key < score(best).key:
+            best = closest
+            continue
+        moving = [pair for pair, setup in changed.items() if score(setup).key != score(best).key]
+        doubles = [
+            _changed(changed[first], *second)
+            for i, first in enumerate(moving)
+            for second in moving[i + 1 :]
+            if first[0] != second[0]
+        ]
+        if not doubles:
+            break
+        closest = min(doubles, key=lambda setup: score(setup).key)
+        if score(closest).key >= score(best).key:
+            break
+        best = closest
+    return best
 
 
 def _values_to_try(setup: Setup, name: str, presets: list[Setup]) -> list[Any]:
