@@ -66,6 +66,8 @@ class Recorded:
     per_query: Mapping[str, float] = field(default_factory=dict)
     mean: float | None = None
     digits: int = 4
+    #: the thread cut the digits instead of rounding them ("~0.8888" for 8/9)
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -491,7 +493,7 @@ def _cases() -> tuple[Case, ...]:
                 {"discount": "jarvelin"},
                 "LensKit ndcg(recs, truth, k=2) (the ideal cut at k)",
                 lenskit_ndcg(2, whole_ideal=False),
-                Recorded({"u": 0.8888}, 0.8888),
+                Recorded({"u": 0.8888}, 0.8888, truncated=True),
             ),
             b=Side(
                 {"discount": "jarvelin", "ideal_cutoff": "none"},
@@ -512,7 +514,7 @@ def _cases() -> tuple[Case, ...]:
                 {"discount": "jarvelin"},
                 "LensKit ndcg(k=2): _dcg divides by max(log2(rank), 1)",
                 lenskit_ndcg(2, whole_ideal=False),
-                Recorded({"u": 0.8888}, 0.8888),
+                Recorded({"u": 0.8888}, 0.8888, truncated=True),
             ),
             causes=("discount",),
             note=(
