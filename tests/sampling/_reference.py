@@ -29,8 +29,8 @@ def id_hash(value: object) -> int:
 
 
 def item_keys(
-    seed: int, query: object, items: list[object], positive: object = None
-) -> dict[object, int]:
+    seed: int, query: object, items: list[int], positive: object = None
+) -> dict[int, int]:
     list_key = splitmix64(id_hash(query) ^ splitmix64(seed))
     if positive is not None:
         list_key = splitmix64(list_key ^ id_hash(positive))
@@ -38,19 +38,19 @@ def item_keys(
 
 
 def uniform_sample(
-    seed: int, query: object, candidates: list[object], n: int, positive: object = None
-) -> list[object]:
+    seed: int, query: object, candidates: list[int], n: int, positive: object = None
+) -> list[int]:
     keys = item_keys(seed, query, candidates, positive)
     return sorted(candidates, key=lambda i: keys[i])[:n]
 
 
 def popularity_sample(
-    seed: int, query: object, candidates: list[object], weights: dict[object, int], n: int
-) -> list[object]:
+    seed: int, query: object, candidates: list[int], weights: dict[int, int], n: int
+) -> list[int]:
     keys = item_keys(seed, query, candidates)
     drawable = [i for i in candidates if weights.get(i, 0) > 0]
 
-    def es(i: object) -> float:
+    def es(i: int) -> float:
         u = ((keys[i] >> 11) + 0.5) / 2.0**53
         return -math.log(u) / weights[i]
 
@@ -60,7 +60,7 @@ def popularity_sample(
 def binomial(n_items: int, m: int, r: int, j: int) -> Fraction:
     """p(r~ = j + 1 | r): Binomial(m, (r-1)/(n-1)) at j."""
     p = Fraction(r - 1, n_items - 1)
-    return math.comb(m, j) * p**j * (1 - p) ** (m - j)
+    return Fraction(math.comb(m, j)) * p**j * (1 - p) ** (m - j)
 
 
 def _solve(matrix: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction]:
@@ -85,11 +85,11 @@ def normal_equations(
     prior = Fraction(1, n)
     p = [[binomial(n, m, r, j) for j in range(m + 1)] for r in range(1, n + 1)]
     ata = [
-        [sum(prior * p[r][j] * p[r][k] for r in range(n)) for k in range(m + 1)]
+        [sum((prior * p[r][j] * p[r][k] for r in range(n)), Fraction(0)) for k in range(m + 1)]
         for j in range(m + 1)
     ]
-    atb = [sum(prior * p[r][j] * full[r] for r in range(n)) for j in range(m + 1)]
-    c = [sum(prior * p[r][j] for r in range(n)) for j in range(m + 1)]
+    atb = [sum((prior * p[r][j] * full[r] for r in range(n)), Fraction(0)) for j in range(m + 1)]
+    c = [sum((prior * p[r][j] for r in range(n)), Fraction(0)) for j in range(m + 1)]
     return ata, atb, c
 
 
@@ -97,7 +97,7 @@ def bias_variance(full: list[Fraction], m: int, gamma: Fraction) -> list[Fractio
     """((1 - gamma) A'A + gamma diag(c))^-1 A'b, exactly."""
     ata, atb, c = normal_equations(full, m)
     system = [
-        [(1 - gamma) * ata[j][k] + (gamma * c[j] if j == k else 0) for k in range(m + 1)]
+        [(1 - gamma) * ata[j][k] + (gamma * c[j] if j == k else Fraction(0)) for k in range(m + 1)]
         for j in range(m + 1)
     ]
     return _solve(system, atb)
@@ -106,8 +106,12 @@ def bias_variance(full: list[Fraction], m: int, gamma: Fraction) -> list[Fractio
 def squared_bias(full: list[Fraction], m: int, x: list[Fraction]) -> Fraction:
     n = len(full)
     return sum(
-        Fraction(1, n) * (sum(binomial(n, m, r, j) * x[j] for j in range(m + 1)) - full[r - 1]) ** 2
-        for r in range(1, n + 1)
+        (
+            Fraction(1, n)
+            * (sum(binomial(n, m, r, j) * x[j] for j in range(m + 1)) - full[r - 1]) ** 2
+            for r in range(1, n + 1)
+        ),
+        Fraction(0),
     )
 
 
@@ -127,8 +131,11 @@ def constrained_least_squares(full: list[Fraction], m: int) -> list[Fraction]:
                 blocks[-1].append(j + 1)
             else:
                 blocks.append([j + 1])
-        reduced = [[sum(ata[j][k] for j in bj for k in bk) for bk in blocks] for bj in blocks]
-        rhs = [sum(atb[j] for j in bj) for bj in blocks]
+        reduced = [
+            [sum((ata[j][k] for j in bj for k in bk), Fraction(0)) for bk in blocks]
+            for bj in blocks
+        ]
+        rhs = [sum((atb[j] for j in bj), Fraction(0)) for bj in blocks]
         try:
             values = _solve(reduced, rhs)
         except StopIteration:  # singular: that active set is not a unique optimum

@@ -18,7 +18,12 @@ import pytest
 import polars_rankeval as rke
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.sampling import sample_negatives, sampled_correction, sampled_log
-from polars_rankeval.sampling._correction import metric_by_rank, rank_probabilities, solve
+from polars_rankeval.sampling._correction import (
+    Correction,
+    metric_by_rank,
+    rank_probabilities,
+    solve,
+)
 from tests.sampling import _reference as ref
 
 
@@ -141,7 +146,8 @@ def test_simulation_corrected_mean_tracks_the_full_metric() -> None:
     truth = float(np.mean(ranks <= 10))
     plain_bias = per["hits@10"].mean() - truth  # type: ignore[operator]
     assert plain_bias > 0.4
-    for correction, gamma in (("bv", 0.1), ("cls", None)):
+    settings: tuple[tuple[Correction, float | None], ...] = (("bv", 0.1), ("cls", None))
+    for correction, gamma in settings:
         table = sampled_correction(
             "hits@10", n_items=n_items, n_negatives=m, correction=correction, gamma=gamma
         )["value"].to_list()

@@ -8,9 +8,10 @@ Vigna's published splitmix64 test value.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
+import pandas as pd  # type: ignore[import-untyped]
 import polars as pl
 import pytest
 
@@ -20,7 +21,7 @@ from polars_rankeval.errors import (
     InvalidOptionError,
 )
 from polars_rankeval.sampling import PROTOCOLS, sample_negatives
-from polars_rankeval.sampling._negatives import id_hash, splitmix64
+from polars_rankeval.sampling._negatives import Per, Strategy, id_hash, splitmix64
 from tests.sampling import _reference as ref
 
 POSITIVES = pl.DataFrame({"query": [1, 1, 2, 3], "item": [0, 1, 2, 3]})
@@ -125,7 +126,11 @@ def test_exactly_n_and_never_an_interacted_item() -> None:
     ).unique()
     train = pl.DataFrame({"query": rng.integers(0, 40, 900), "item": rng.integers(0, 300, 900)})
     used = pl.concat([positives, train]).unique()
-    for per, size in (("query", lambda n: 25), ("pooled", lambda n: 25 * n)):
+    cases: tuple[tuple[Per, Callable[[int], int]], ...] = (
+        ("query", lambda n: 25),
+        ("pooled", lambda n: 25 * n),
+    )
+    for per, size in cases:
         out = sample_negatives(positives, catalog=300, n_negatives=25, per=per, train=train, seed=9)
         assert out.join(used, on=["query", "item"]).height == 0
         assert out.unique().height == out.height  # without replacement
@@ -143,15 +148,15 @@ def test_exactly_n_and_never_an_interacted_item() -> None:
 
 
 @pytest.mark.parametrize("strategy", ["uniform", "popularity"])
-def test_single_draw_frequencies_follow_the_weights(strategy: str) -> None:
+def test_single_draw_frequencies_follow_the_weights(strategy: Strategy) -> None:
     # one negative per list: Efraimidis-Spirakis picks item i with probability w_i / sum(w)
-    # exactly; 4,000 seeds; each frequency within 4.5 binomial standard deviations
+    # exactly; 4,000 lists (each query's keys differ: independent draws); each frequency
+    # within 4.5 binomial standard deviations
     weights = {0: 8, 1: 4, 2: 2, 3: 1, 4: 1}
     train = pl.DataFrame(
         {"query": list(range(100, 116)), "item": [i for i, w in weights.items() for _ in range(w)]}
     )
     positives = pl.DataFrame({"query": list(range(4000)), "item": [5] * 4000})
-    # each query is its own independent draw (distinct keys), as seeds would be
     out = sample_negatives(
         positives, catalog=6, n_negatives=1, strategy=strategy, train=train, seed=11
     )
