@@ -348,6 +348,40 @@ def ranx_ndcg(k: int, level: int) -> Callable[[pl.DataFrame], ToolResult]:
     return run
 
 
+def recommenders_ndcg(k: int) -> Tool:
+    """Recommenders 1.1 ``ndcg_at_k``: a hit is a recommended item in ``rating_true`` (whatever
+    its rating), ``dcg = Σ 1/ln(1 + rank)`` over the hits in the top k, ``idcg`` the same over
+    ``min(k, |rating_true|)`` ranks."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            truth = {item for item, _, label in rows if label is not None}
+            ranked = [item for item, _, _ in _trec_order(rows)][:k]
+            dcg = sum(1 / math.log1p(r) for r, item in enumerate(ranked, 1) if item in truth)
+            idcg = sum(1 / math.log1p(r) for r in range(1, min(k, len(truth)) + 1))
+            per_query[query] = dcg / idcg
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
+def ranking_metrics_torch_ndcg(k: int) -> Tool:
+    """ranking-metrics-torch ``ndcg_at`` before the fix of its issue #1 (largest k below the
+    list's length): the normalizing gains are the top-k labels of the ranking, sorted."""
+
+    def run(log: pl.DataFrame) -> ToolResult:
+        per_query = {}
+        for query, rows in rows_of(log).items():
+            top = [float(label or 0) for _, _, label in _trec_order(rows)][:k]
+            dcg = sum(g * _log2_discount(r) for r, g in enumerate(top, 1))
+            ideal = sum(g * _log2_discount(r) for r, g in enumerate(sorted(top, reverse=True), 1))
+            per_query[query] = dcg / ideal if ideal > 0 else 0.0
+        return ToolResult(per_query, _mean(per_query))
+
+    return run
+
+
 def _input_order(measure: Callable[..., float]) -> Callable[[pl.DataFrame], ToolResult]:
     """What pytrec_eval #56's user expected: ties kept in the order the run lists them."""
 
@@ -458,6 +492,29 @@ _PRECISION = log_of(
         "q2": [("y", 0.90104, 1), ("c", 0.90098, 0), ("k", 0.2, 0)],
         "q3": [("p", 0.7771, 0), ("q", 0.6662, 1), ("r", 0.5553, 0)],
     }
+)
+
+
+# recommenders #1749, Wikipedia's nDCG example: D1..D6 returned in that order, relevance 3, 2,
+# 3, 0, 1, 2; D7 and D8 (3, 2) judged, not returned.
+_WIKI = log_of(
+    {
+        "0": [
+            ("D1", 6.0, 3),
+            ("D2", 5.0, 2),
+            ("D3", 4.0, 3),
+            ("D4", 3.0, 0),
+            ("D5", 2.0, 1),
+            ("D6", 1.0, 2),
+            ("D7", None, 3),
+            ("D8", None, 2),
+        ]
+    }
+)
+
+# ranking-metrics-torch #1: labels [10, 0, 0, 1, 5], scores [0.1, 0.2, 0.3, 4, 70].
+_RMT_1 = log_of(
+    {"0": [("i0", 0.1, 10), ("i1", 0.2, 0), ("i2", 0.3, 0), ("i3", 4.0, 1), ("i4", 70.0, 5)]}
 )
 
 
@@ -696,6 +753,54 @@ def _cases() -> tuple[Case, ...]:
                 "trec_eval'; the ranx preset's other settings (negative labels, missing "
                 "queries) change nothing on this log"
             ),
+        ),
+        Case(
+            name="recommenders_1749_binary_gain",
+            source="https://github.com/recommenders-team/recommenders/issues/1749",
+            log=_WIKI,
+            metric="ndcg@6",
+            a=Side(
+                "trec_eval",
+                "Wikipedia's NDCG@6 (trec_eval ndcg_cut_6: graded gain)",
+                trec_ndcg_tool_at(6),
+                Recorded({"0": 0.785}, 0.785, digits=3),
+            ),
+            b=Side(
+                {"convention": "recommenders", "relevance_level": 0},
+                "Recommenders 1.1 ndcg_at_k (1 / log1p(rank) per item of rating_true)",
+                recommenders_ndcg(6),
+                Recorded({"0": 1.0}, 1.0),
+            ),
+            causes=("gain", "relevance_level"),
+            note=(
+                "Recommenders' gain is 1 per hit (the thread's cause), and D4, rated 0 in "
+                "rating_true, is a hit there: relevance_level=0 (the recommenders preset reads a "
+                "positive label as relevant, as held-out interactions are)"
+            ),
+        ),
+        Case(
+            name="ranking_metrics_torch_1_ideal_from_top_k",
+            source="https://github.com/karlhigley/ranking-metrics-torch/issues/1",
+            log=_RMT_1,
+            metric="ndcg@3",
+            a=Side(
+                "trec_eval",
+                "ndcg_at(ks=[3, 5]): the normalizing gains from every label",
+                trec_ndcg_tool_at(3),
+                Recorded({"0": 0.4124}, 0.4124),
+            ),
+            b=Side(
+                {"ideal": "retrieved", "depth": 3},
+                "ndcg_at(ks=[3]) before the fix: the normalizing gains from the top-3 labels",
+                ranking_metrics_torch_ndcg(3),
+                Recorded({"0": 1.0}, 1.0),
+            ),
+            causes=("depth", "ideal"),
+            note=(
+                "the ideal list drawn from the first k ranked rows only: both settings together "
+                "(either alone changes nothing), so each carries half"
+            ),
+            context="ndcg_at(ks=[3, 5]) printed 0.4124 and 0.6957 (trec_eval's ndcg_cut_3, _5)",
         ),
         Case(
             name="score_precision",
