@@ -53,7 +53,13 @@ def _sampled_ranks(
 ) -> pl.DataFrame:
     """Each list's sampled rank of its positive, read from evaluate's reciprocal rank."""
     per_list = evaluate(
-        log, ["recip_rank"], per_query=True, by=by or None, query=query, convention=convention
+        log,
+        ["recip_rank"],
+        per_query=True,
+        by=by or None,
+        query=query,
+        convention=convention,
+        tie_warning=None,  # the sampled evaluation itself has already warned about ties
     )
     counts = log.group_by([*by, query]).agg(
         (pl.col(RELEVANCE) == 0).sum().alias("_negatives"),
@@ -192,7 +198,7 @@ def sampled_vs_full(
     names, systems, weight = _options(metrics, by, correction, gamma)
     scored, held = scored_inputs(scores, positives, by=systems, query=query, item=item, score=score)
     drawn = read(negatives, "negatives")
-    seen = None if train is None else _train(train, drawn, scored, query=query, item=item)
+    seen = None if train is None else _train(train, drawn, held, scored, query=query, item=item)
     sampled = sampled_log(scored, held, drawn, by=systems, query=query, item=item, score=score)
     full = full_log(
         scored, held, seen, per_positive=POSITIVE in drawn.columns, query=query, item=item
@@ -239,9 +245,19 @@ def _options(
 
 
 def _train(
-    train: object, drawn: pl.DataFrame, scored: pl.DataFrame, *, query: str, item: str
+    train: object,
+    drawn: pl.DataFrame,
+    held: pl.DataFrame,
+    scored: pl.DataFrame,
+    *,
+    query: str,
+    item: str,
 ) -> pl.DataFrame:
-    """The train interactions in the scores' dtypes; a negative among them is an error."""
+    """The train interactions in the scores' dtypes, checked against the other tables.
+
+    A negative or a positive among them is an error: the full lists leave train out, so
+    either would silently change them.
+    """
     seen = read(train, "train")
     require(seen, [query, item], "train")
     require(drawn, [query, item], "negatives")
@@ -249,14 +265,16 @@ def _train(
     for name, table in tables.items():
         by_query = align(table, query, scored.schema[query], name)
         tables[name] = align(by_query, item, scored.schema[item], name)
-    trained = tables["negatives"].join(tables["train"], on=[query, item])
-    if trained.height:
-        shown = trained.sort(query, item).head(SHOWN).rows()
-        msg = (
-            f"{trained.height} negative(s) are train interactions of their query, e.g. "
-            f"(query, item) {shown}; negatives must be items the user has not interacted with"
-        )
-        raise ColumnValueError(msg)
+    for name, rows in (("negative", tables["negatives"]), ("positive", held)):
+        trained = rows.join(tables["train"], on=[query, item])
+        if trained.height:
+            shown = trained.sort(query, item).head(SHOWN).rows()
+            msg = (
+                f"{trained.height} {name}(s) are train interactions of their query, e.g. "
+                f"(query, item) {shown}; held-out and sampled items must be items the user "
+                "has not interacted with in train"
+            )
+            raise ColumnValueError(msg)
     return tables["train"]
 
 

@@ -140,6 +140,18 @@ def sampled_log(
             f"{shown}; a negative must be an item the user has not interacted with"
         )
         raise ColumnValueError(msg)
+    keyed = [query, POSITIVE] if per_positive else [query]
+    lonely = (held.rename({item: POSITIVE}) if per_positive else held).join(
+        drawn, on=keyed, how="anti"
+    )
+    if lonely.height:
+        shown = lonely.sort(keyed).head(SHOWN).select(keyed).rows()
+        msg = (
+            f"{lonely.height} list(s) have positives but no negative in negatives=, e.g. "
+            f"({', '.join(keyed)}) {shown}; a positive alone would score as a hit. Draw "
+            "negatives for the same positives, or drop those rows from positives="
+        )
+        raise ColumnValueError(msg)
     if per_positive:
         lists = held.rename({item: POSITIVE})
         unknown = drawn.join(lists, on=[query, POSITIVE], how="anti")

@@ -199,15 +199,20 @@ def draw(
     for start in range(0, lists.height, block):
         stop = min(start + block, lists.height)
         keys = splitmix64(list_keys[start:stop, None] ^ item_hash[None, :])
+        rank: np.ndarray
         if weights is None:
-            rank = keys.astype(np.float64)  # only the order matters; ties are broken below
+            rank = keys.copy()  # the exact 64-bit keys: no rounding can tie two of them
+            never: float | np.uint64 = np.uint64(_MASK)
         else:
             u = ((keys >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
             with np.errstate(divide="ignore"):
                 rank = -np.log(u) / weights[None, :]
-        rank[:, ~allowed] = np.inf
+            never = np.inf
+        # a list never draws an excluded item: the checked candidate counts make sure each
+        # list has enough others, so the marked ones are never among the smallest
+        rank[:, ~allowed] = never
         lo, hi = np.searchsorted(ex_list, [start, stop])
-        rank[ex_list[lo:hi] - start, ex_at[lo:hi]] = np.inf
+        rank[ex_list[lo:hi] - start, ex_at[lo:hi]] = never
         for row in range(stop - start):
             k = int(need[start + row])
             # the smallest keys; np.lexsort on (key, rank) so ties (never seen with 64-bit
@@ -298,7 +303,11 @@ def sample_negatives(
         raise InvalidOptionError(msg)
     held = read(positives, "positives")
     require(held, [query, item], "positives")
-    held = held.select(query, item).drop_nulls().unique()
+    held = held.select(query, item)
+    if held.null_count().sum_horizontal().item():
+        msg = f"the positives= table has null {query!r} or {item!r} values; drop or fill them"
+        raise ColumnValueError(msg)
+    held = held.unique()
     items = _catalog_items(catalog, item, held.schema[item])
     used = held
     seen = None

@@ -179,6 +179,9 @@ def test_refusals() -> None:
         sampled_vs_full(scores, positives, "hits@3", negatives=negatives, correction="x")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="metrics="):
         sampled_vs_full(scores, positives, [], negatives=negatives)
+    leaked = pl.concat([train, positives.head(1)])
+    with pytest.raises(ColumnValueError, match=r"1 positive\(s\) are train interactions"):
+        sampled_vs_full(scores, positives, "hits@3", negatives=negatives, train=leaked)
     bad = pl.concat([negatives, train.head(1)])
     with pytest.raises(ColumnValueError, match="train interactions"):
         sampled_vs_full(scores, positives, "hits@3", negatives=bad, train=train)

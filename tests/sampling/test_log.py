@@ -139,3 +139,11 @@ def test_bad_input() -> None:
         )
     with pytest.raises(ColumnValueError, match="are positives"):
         sampled_log(scores, positives, pl.DataFrame({"query": [1], "item": [6]}))
+    two = pl.DataFrame({"query": [1, 2], "item": [6, 6]})
+    with pytest.raises(
+        ColumnValueError, match=r"no negative in negatives=, e\.g\. \(query\) \[\(2,\)\]"
+    ):
+        sampled_log(scores, two, pl.DataFrame({"query": [1], "item": [5]}))
+    per = pl.DataFrame({"query": [1], "positive": [7], "item": [5]})
+    with pytest.raises(ColumnValueError, match=r"\(query, positive\) \[\(1, 6\)\]"):
+        sampled_log(scores, positives, per)

@@ -202,6 +202,8 @@ def test_bad_input() -> None:
         sample_negatives(POSITIVES, catalog=None, n_negatives=1)
     with pytest.raises(InvalidOptionError, match="needs train="):
         sample_negatives(POSITIVES, catalog=10, n_negatives=1, strategy="popularity")
+    with pytest.raises(ColumnValueError, match="null"):
+        sample_negatives(pl.DataFrame({"query": [1, None], "item": [0, 1]}), catalog=10)
     with pytest.raises(ColumnNotFoundError, match="'user'"):
         sample_negatives(POSITIVES, catalog=10, n_negatives=1, query="user")
     # query 1 has 7 candidates (10 items minus 0, 1 and train's 4)
