@@ -382,6 +382,24 @@ def ranking_metrics_torch_ndcg(k: int) -> Tool:
     return run
 
 
+def map_at_k(k: int, *, min_k_r: bool) -> Tool:
+    """AP@k: precision at each relevant row of the first k, over R (trec_eval ``map_cut_k``,
+    trectools ``get_map(depth=k)``) or over ``min(R, k)`` (Spark ``meanAveragePrecisionAt``,
+    Recommenders ``map_at_k``, trectools #36's proposal)."""
+
+    def measure(rows: Sequence[Row]) -> float:
+        relevant = {item for item, _, label in rows if label is not None and label >= 1}
+        found, total = 0, 0.0
+        for rank, (item, _, _) in enumerate(_trec_order(rows)[:k], start=1):
+            if item in relevant:
+                found += 1
+                total += found / rank
+        divisor = min(len(relevant), k) if min_k_r else len(relevant)
+        return total / divisor if divisor else 0.0
+
+    return trec_eval_tool(measure)
+
+
 def _input_order(measure: Callable[..., float]) -> Callable[[pl.DataFrame], ToolResult]:
     """What pytrec_eval #56's user expected: ties kept in the order the run lists them."""
 
@@ -515,6 +533,16 @@ _WIKI = log_of(
 # ranking-metrics-torch #1: labels [10, 0, 0, 1, 5], scores [0.1, 0.2, 0.3, 4, 70].
 _RMT_1 = log_of(
     {"0": [("i0", 0.1, 10), ("i1", 0.2, 0), ("i2", 0.3, 0), ("i3", 4.0, 1), ("i4", 70.0, 5)]}
+)
+
+
+# trectools #36: ten documents retrieved, the first five relevant; ten relevant in the pool.
+_TT_36 = log_of(
+    {
+        "q": [(f"r{i}", 10.0 - i, 1) for i in range(5)]
+        + [(f"n{i}", 5.0 - i, 0) for i in range(5)]
+        + [(f"u{i}", None, 1) for i in range(5)]
+    }
 )
 
 
@@ -801,6 +829,29 @@ def _cases() -> tuple[Case, ...]:
                 "(either alone changes nothing), so each carries half"
             ),
             context="ndcg_at(ks=[3, 5]) printed 0.4124 and 0.6957 (trec_eval's ndcg_cut_3, _5)",
+        ),
+        Case(
+            name="trectools_36_map_at_k_denominator",
+            source="https://github.com/joaopalotti/trectools/issues/36",
+            log=_TT_36,
+            metric="map@5",
+            a=Side(
+                "trec_eval",
+                "trectools get_map(depth=5), as trec_eval map_cut_5: divided by R",
+                map_at_k(5, min_k_r=False),
+                Recorded(mean=0.5, digits=1),
+            ),
+            b=Side(
+                {"denominator": "min_k_R"},
+                "the issue's proposal, Spark's and Recommenders' AP@k: divided by min(R, k)",
+                map_at_k(5, min_k_r=True),
+                Recorded(mean=1.0, digits=1),
+            ),
+            causes=("denominator",),
+            note=(
+                "the issue's qrels and run are attachments not stored here; the log follows its "
+                "description (the five non-relevant rows judged 0: unjudged gives the same)"
+            ),
         ),
         Case(
             name="score_precision",

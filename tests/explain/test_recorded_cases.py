@@ -143,7 +143,7 @@ def _trec_dicts(log: pl.DataFrame) -> tuple[dict[str, Any], dict[str, Any]]:
     return qrel, run
 
 
-_TREC_MEASURES = {"map": "map", "ndcg": "ndcg"} | {
+_TREC_MEASURES = {"map": "map", "ndcg": "ndcg", "map@5": "map_cut_5"} | {
     f"ndcg@{k}": f"ndcg_cut_{k}" for k in (2, 3, 5, 6, 10)
 }
 
@@ -190,7 +190,15 @@ def test_ranx_29_on_ranx() -> None:
 
 # --- 2. our presets and options, through evaluate -------------------------------------------
 #: explain's settings that are metric options (the rest are evaluate's keywords or input ones)
-_METRIC_OPTIONS = {"gain", "discount", "ideal_cutoff", "gain_level", "log_base", "ideal"}
+_METRIC_OPTIONS = {
+    "gain",
+    "discount",
+    "ideal_cutoff",
+    "gain_level",
+    "log_base",
+    "ideal",
+    "denominator",
+}
 _INPUT_SETTINGS = {"flatten", "score_precision"}
 
 
