@@ -582,7 +582,7 @@ def _cases() -> tuple[Case, ...]:
             ),
             b=Side(
                 {"discount": "jarvelin", "ideal_cutoff": "none"},
-                "LensKit ndcg before PR #310 (the whole truth list as the ideal)",
+                "LensKit ndcg(recs, truth) before PR #310 (the whole truth list as the ideal)",
                 lenskit_ndcg(2, whole_ideal=True),
                 Recorded({"u": 0.7344}, 0.7344),
             ),
