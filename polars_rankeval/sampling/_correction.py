@@ -40,6 +40,8 @@ Correction = Literal["bv", "cls"]
 CORRECTIONS: tuple[Correction, ...] = ("bv", "cls")
 #: The paper's best-performing trade-off (Table 4: BV 0.1).
 DEFAULT_GAMMA = 0.1
+#: Full ranks per block of ``p(r~ | r)`` (bounds the memory for million-item catalogs).
+_CHUNK = 20_000
 #: Full ranks scored through evaluate one by one; past it, the metric must have reached its
 #: floor (a cutoff metric), since a rank-r list costs r rows.
 EXACT_RANKS = 1_000
@@ -54,15 +56,21 @@ def _scipy_nnls() -> Any:
     return nnls
 
 
-def rank_probabilities(n_items: int, n_negatives: int) -> np.ndarray:
-    """``p(r~ | r)``: row ``r - 1`` is the Binomial(m, (r-1)/(n-1)) law of ``r~ - 1``."""
+def rank_probabilities(
+    n_items: int, n_negatives: int, start: int = 0, stop: int | None = None
+) -> np.ndarray:
+    """``p(r~ | r)`` for the full ranks ``start + 1 .. stop`` (all by default).
+
+    Row ``i`` is the Binomial(m, (r-1)/(n-1)) law of ``r~ - 1`` for ``r = start + i + 1``.
+    """
     m = n_negatives
     j = np.arange(m + 1, dtype=np.float64)
     log_choose = np.array(
         [math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1) for k in range(m + 1)]
     )
-    p = np.arange(n_items, dtype=np.float64) / max(n_items - 1, 1)
-    out = np.zeros((n_items, m + 1))
+    end = n_items if stop is None else stop
+    p = np.arange(start, end, dtype=np.float64) / max(n_items - 1, 1)
+    out = np.zeros((len(p), m + 1))
     inner = (p > 0) & (p < 1)
     pi = p[inner, None]
     out[inner] = np.exp(
@@ -71,6 +79,29 @@ def rank_probabilities(n_items: int, n_negatives: int) -> np.ndarray:
     out[p == 0, 0] = 1.0  # the best item: no negative outranks it
     out[p == 1, m] = 1.0  # the worst: every negative does
     return out
+
+
+def _reduced(
+    full_values: np.ndarray, n_negatives: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``R``, ``Q'b`` and ``c``: the least squares over ``n`` ranks in ``m + 1`` dimensions.
+
+    ``A`` has a row per full rank (a million for a million-item catalog), so it is never held
+    whole: the QR factorisation of ``[A | b]`` is built block by block (each block stacked on
+    the ``R`` so far), and ``|Ax - b|^2 = |Rx - Q'b|^2 + constant`` for every ``x``.
+    """
+    n_items, m = len(full_values), n_negatives
+    weight = math.sqrt(1.0 / n_items)  # sqrt(P(r)), the uniform prior
+    stacked: np.ndarray = np.zeros((0, m + 2))
+    spread = np.zeros(m + 1)
+    for start in range(0, n_items, _CHUNK):
+        stop = min(start + _CHUNK, n_items)
+        probabilities = rank_probabilities(n_items, m, start, stop)
+        spread += probabilities.sum(axis=0) / n_items
+        block = np.hstack([weight * probabilities, weight * full_values[start:stop, None]])
+        # mode="r" returns R alone (numpy's stubs type every mode as the pair)
+        stacked = np.asarray(np.linalg.qr(np.vstack([stacked, block]), mode="r"))
+    return stacked[: m + 1, : m + 1], stacked[: m + 1, m + 1], spread
 
 
 def metric_by_rank(metric: str, n_items: int, evaluate_options: dict[str, Any]) -> np.ndarray:
@@ -138,27 +169,23 @@ def solve(
     full_values: np.ndarray, n_negatives: int, correction: Correction, gamma: float
 ) -> np.ndarray:
     """The corrected value of each sampled rank 1 .. m+1 (see the module's formulas)."""
-    n_items = len(full_values)
-    prior = np.full(n_items, 1.0 / n_items)
-    probabilities = rank_probabilities(n_items, n_negatives)
-    a = np.sqrt(prior)[:, None] * probabilities
-    b = np.sqrt(prior) * full_values
+    r, qb, spread = _reduced(np.asarray(full_values, dtype=np.float64), n_negatives)
     if correction == "cls":
         # x[j] = t + sum_{k >= j} d[k] (d >= 0: non-increasing), t = t+ - t-: non-negative
-        # least squares over (d, t+, t-)
-        steps = np.cumsum(a[:, :-1], axis=1)  # column k: A's columns 0..k summed
-        total = a.sum(axis=1, keepdims=True)
+        # least squares over (d, t+, t-), on R in place of A
+        steps = np.cumsum(r[:, :-1], axis=1)  # column k: R's columns 0..k summed
+        total = r.sum(axis=1, keepdims=True)
         design = np.hstack([steps, total, -total])
-        coefficients, _ = _scipy_nnls()(design, b, maxiter=50 * design.shape[1])
+        coefficients, _ = _scipy_nnls()(design, qb, maxiter=50 * design.shape[1])
         d, shift = coefficients[:-2], coefficients[-2] - coefficients[-1]
         out: np.ndarray = shift + np.concatenate([np.cumsum(d[::-1])[::-1], [0.0]])
         return out
     if gamma == 0:
-        least: np.ndarray = np.linalg.lstsq(a, b, rcond=None)[0]
+        least: np.ndarray = np.linalg.lstsq(r, qb, rcond=None)[0]
         return least
-    spread = (prior[:, None] * probabilities).sum(axis=0)
-    system = (1 - gamma) * (a.T @ a) + gamma * np.diag(spread)
-    solved: np.ndarray = np.linalg.solve(system, a.T @ b)
+    # A'A = R'R and A'b = R'Q'b
+    system = (1 - gamma) * (r.T @ r) + gamma * np.diag(spread)
+    solved: np.ndarray = np.linalg.solve(system, r.T @ qb)
     return solved
 
 
