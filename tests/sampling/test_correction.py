@@ -17,6 +17,7 @@ import pytest
 
 import polars_rankeval as rke
 from polars_rankeval.errors import InvalidOptionError
+from polars_rankeval.sampling import _correction as correction_module
 from polars_rankeval.sampling import sample_negatives, sampled_correction, sampled_log
 from polars_rankeval.sampling._correction import (
     Correction,
@@ -189,3 +190,17 @@ def test_refusals() -> None:
 def test_solve_credits_only_the_possible_ranks() -> None:
     out = solve(np.array([1.0, 0.0, 0.0]), 1, "bv", 0.0)
     assert out.tolist() == pytest.approx([5 / 6, -1 / 6])  # by hand: the doctest's case
+
+
+def test_block_by_block_qr_equals_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a million-item catalog is reduced in blocks of full ranks: blocks of 4 must give the
+    # exact fractions' answer too (here 9 ranks: three blocks, the last one short)
+    monkeypatch.setattr(correction_module, "_CHUNK", 4)
+    full = [Fraction(1, r) for r in range(1, 10)]
+    for gamma in (Fraction(1, 10), Fraction(0)):
+        expected = ref.bias_variance(full, 3, gamma)
+        got = solve(np.array([float(x) for x in full]), 3, "bv", float(gamma))
+        assert got.tolist() == pytest.approx([float(x) for x in expected], rel=1e-9, abs=1e-9)
+    expected = ref.constrained_least_squares(full, 3)
+    got = solve(np.array([float(x) for x in full]), 3, "cls", 0.0)
+    assert got.tolist() == pytest.approx([float(x) for x in expected], abs=1e-7)
