@@ -900,6 +900,11 @@ NOT_REPRODUCED: dict[str, str] = {
         "trectools bug with no setting: trec_eval, and every preset, score it 0; the NaN for "
         "an empty query (ideal DCG 0) is empty_queries='drop' (sklearn_29521_empty_queries)"
     ),
+    "https://github.com/lenskit/lkpy/issues/309 (its second bug)": (
+        "the thread's second bug (recs [2, 3, 1], k=2: 1.21 instead of 1.0) sums the run's DCG "
+        "over all three recommendations but cuts the ideal list at k: a run not cut at k has "
+        "no setting (an nDCG above 1 is no tool's definition)"
+    ),
     "https://github.com/terrierteam/ir_measures/issues/42": (
         "pytrec_eval returning 0 for a second call's cutoff was a caching bug (fixed in "
         "pytrec-eval-terrier 0.5.4), not a definition"
