@@ -29,11 +29,9 @@ from tests.explain.cases import (
     Case,
     Recorded,
     Side,
-    ToolResult,
     matches,
-    rounded_scores,
-    rows_of,
 )
+from tests.explain.transcriptions import ToolResult, rounded_scores, rows_of
 
 IDS = [case.name for case in CASES]
 SIDES = [pytest.param(case.name, side, id=f"{case.name}-{side}") for case in CASES for side in "ab"]
