@@ -59,6 +59,13 @@ from polars_rankeval.offpolicy import (
     off_policy,
     slate_off_policy,
 )
+from polars_rankeval.sampling import (
+    SampledVsFull,
+    sample_negatives,
+    sampled_correction,
+    sampled_log,
+    sampled_vs_full,
+)
 from polars_rankeval.ties import tie_report
 
 __version__ = "0.1.0"
@@ -85,6 +92,7 @@ __all__ = [
     "RankEvalWarning",
     "Report",
     "ResourceError",
+    "SampledVsFull",
     "SubtopicWarning",
     "TieWarning",
     "TrecFormatError",
@@ -119,6 +127,10 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "report",
+    "sample_negatives",
+    "sampled_correction",
+    "sampled_log",
+    "sampled_vs_full",
     "similarity",
     "slate_off_policy",
     "tie_report",

@@ -90,6 +90,18 @@ PARAMETERS: dict[str, str] = {
     # metrics
     "metrics": "the metrics: names, Metric objects, or one comma-separated string",
     "metric": "one metric, where exactly one makes sense",
+    "positives": "sampled evaluation: the held-out relevant interactions (query, item)",
+    "negatives": "sampled evaluation: the stored negative samples (sample_negatives' result)",
+    "n_negatives": "sampled evaluation: negatives per list (per positive when per='pooled')",
+    "strategy": "sample_negatives: how negatives are drawn ('uniform' or 'popularity')",
+    "per": "sample_negatives: what one list is ('query', 'positive', or 'pooled': n per positive "
+    "in the user's one list)",
+    "protocol": "sample_negatives: a named sampling preset (RecBole's 'uni100', 'pop100'; 'ncf'; "
+    "'one_plus_100')",
+    "estimator": "sampled evaluation: Krichene & Rendle's estimate of the full metric from "
+    "sampled ranks ('bv' or 'cls'; None: none)",
+    "gamma": "estimator='bv': the weight of variance against squared bias, in [0, 1]",
+    "n_items": "sampled_correction: how many items the positive is ranked among in full evaluation",
     "a": "explain: the first side: a convention, a mapping of settings, or a tool's numbers "
     "(a per-query table or a mean)",
     "b": "explain: the second side, of the same kinds as `a`",

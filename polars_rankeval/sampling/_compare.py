@@ -69,9 +69,9 @@ def _sampled_ranks(
     if several.height:
         shown = several.sort([*by, query]).head(SHOWN).select([*by, query]).rows()
         msg = (
-            f"correction= needs exactly one positive per list (Krichene & Rendle's setting), but "
+            f"estimator= needs exactly one positive per list (Krichene & Rendle's setting), but "
             f"{several.height} list(s) have several, e.g. {shown}; draw the negatives with "
-            "per='positive' (each positive its own list) or leave correction=None"
+            "per='positive' (each positive its own list) or leave estimator=None"
         )
         raise InvalidOptionError(msg)
     return per_list.join(counts, on=[*by, query]).with_columns(
@@ -86,7 +86,7 @@ def _corrected(
     metrics: list[str],
     by: list[str],
     query: str,
-    correction: Correction,
+    estimator: Correction,
     gamma: float,
     convention: ConventionName,
 ) -> pl.DataFrame:
@@ -105,7 +105,7 @@ def _corrected(
         n_negatives = lists["_negatives"].to_numpy()
         rank = lists["_sampled_rank"].to_numpy()
         for items, negatives in shapes:
-            table = solve(curve[:items], negatives, correction, gamma)
+            table = solve(curve[:items], negatives, estimator, gamma)
             here = (n_items == items) & (n_negatives == negatives)
             credit[here] = table[rank[here] - 1]
         columns[metric] = credit
@@ -123,14 +123,14 @@ def _long(values: pl.DataFrame, by: list[str], metrics: list[str], name: str) ->
 
 
 def sampled_vs_full(
-    scores: object,
+    data: object,
     positives: object,
     metrics: Sequence[str] | str,
     *,
     negatives: object,
     train: object = None,
     by: str | Sequence[str] = "system",
-    correction: Correction | None = None,
+    estimator: Correction | None = None,
     gamma: float | None = None,
     method: Method = "kendall",
     convention: ConventionName = "trec_eval",
@@ -142,7 +142,7 @@ def sampled_vs_full(
 
     Parameters
     ----------
-    scores
+    data
         Every system's score for every item each user may be recommended (``by`` columns,
         ``query``, ``item``, ``score``); rows of items in ``train`` are left out.
     positives
@@ -158,7 +158,7 @@ def sampled_vs_full(
         negative among them is an error.
     by
         The column(s) naming the systems.
-    correction
+    estimator
         ``None`` (default), ``"bv"`` or ``"cls"``: add Krichene & Rendle's corrected value
         (:func:`sampled_correction`), which needs one positive per list. Each list is
         corrected for its own length (its full candidates) and number of negatives.
@@ -195,8 +195,8 @@ def sampled_vs_full(
     >>> out.values.select("system", "full", "sampled").rows()
     [('a', 0.5, 1.0), ('b', 0.3333333333333333, 0.5)]
     """
-    names, systems, weight = _options(metrics, by, correction, gamma)
-    scored, held = scored_inputs(scores, positives, by=systems, query=query, item=item, score=score)
+    names, systems, weight = _options(metrics, by, estimator, gamma)
+    scored, held = scored_inputs(data, positives, by=systems, query=query, item=item, score=score)
     drawn = read(negatives, "negatives")
     seen = None if train is None else _train(train, drawn, held, scored, query=query, item=item)
     sampled = sampled_log(scored, held, drawn, by=systems, query=query, item=item, score=score)
@@ -208,14 +208,14 @@ def sampled_vs_full(
         "full": evaluate(full, names, **options),  # type: ignore[arg-type]
         "sampled": evaluate(sampled, names, **options),  # type: ignore[arg-type]
     }
-    if correction is not None:
+    if estimator is not None:
         boards["corrected"] = _corrected(
             sampled,
             full,
             metrics=names,
             by=systems,
             query=query,
-            correction=correction,
+            estimator=estimator,
             gamma=weight,
             convention=convention,
         )
@@ -225,7 +225,7 @@ def sampled_vs_full(
 def _options(
     metrics: Sequence[str] | str,
     by: str | Sequence[str],
-    correction: object,
+    estimator: object,
     gamma: object,
 ) -> tuple[list[str], list[str], float]:
     names = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -236,10 +236,10 @@ def _options(
     if not systems:
         msg = "option by= must name the column(s) of the systems to compare"
         raise InvalidOptionError(msg)
-    if correction is not None:
-        return names, systems, check_correction(correction, gamma)[1]
+    if estimator is not None:
+        return names, systems, check_correction(estimator, gamma)[1]
     if gamma is not None:
-        msg = "option gamma= needs correction='bv'"
+        msg = "option gamma= needs estimator='bv'"
         raise InvalidOptionError(msg)
     return names, systems, 0.0
 

@@ -51,7 +51,7 @@ def _scipy_nnls() -> Any:
     try:
         from scipy.optimize import nnls  # type: ignore[import-untyped]  # the stats extra
     except ImportError as error:
-        msg = 'correction="cls" needs scipy: pip install "polars-rankeval[stats]"'
+        msg = 'estimator="cls" needs scipy: pip install "polars-rankeval[stats]"'
         raise ImportError(msg) from error
     return nnls
 
@@ -151,26 +151,26 @@ def metric_by_rank(metric: str, n_items: int, evaluate_options: dict[str, Any]) 
     return curve
 
 
-def check_correction(correction: object, gamma: object) -> tuple[Correction, float]:
-    if correction not in CORRECTIONS:
-        msg = f"option correction= must be one of {list(CORRECTIONS)} or None, got {correction!r}"
+def check_correction(estimator: object, gamma: object) -> tuple[Correction, float]:
+    if estimator not in CORRECTIONS:
+        msg = f"option estimator= must be one of {list(CORRECTIONS)} or None, got {estimator!r}"
         raise InvalidOptionError(msg)
     value = DEFAULT_GAMMA if gamma is None else gamma
-    if correction == "cls" and gamma is not None:
-        msg = "option gamma= belongs to correction='bv'; correction='cls' has no trade-off"
+    if estimator == "cls" and gamma is not None:
+        msg = "option gamma= belongs to estimator='bv'; estimator='cls' has no trade-off"
         raise InvalidOptionError(msg)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         msg = f"option gamma= must be a number in [0, 1], got {gamma!r}"
         raise InvalidOptionError(msg)
-    return correction, float(value)
+    return estimator, float(value)
 
 
 def solve(
-    full_values: np.ndarray, n_negatives: int, correction: Correction, gamma: float
+    full_values: np.ndarray, n_negatives: int, estimator: Correction, gamma: float
 ) -> np.ndarray:
     """The corrected value of each sampled rank 1 .. m+1 (see the module's formulas)."""
     r, qb, spread = _reduced(np.asarray(full_values, dtype=np.float64), n_negatives)
-    if correction == "cls":
+    if estimator == "cls":
         # x[j] = t + sum_{k >= j} d[k] (d >= 0: non-increasing), t = t+ - t-: non-negative
         # least squares over (d, t+, t-), on R in place of A
         steps = np.cumsum(r[:, :-1], axis=1)  # column k: R's columns 0..k summed
@@ -194,7 +194,7 @@ def sampled_correction(
     *,
     n_items: int,
     n_negatives: int,
-    correction: Correction = "bv",
+    estimator: Correction = "bv",
     gamma: float | None = None,
     convention: ConventionName = "trec_eval",
 ) -> pl.DataFrame:
@@ -209,7 +209,7 @@ def sampled_correction(
         The items the positive is ranked among in full evaluation (itself included).
     n_negatives
         The sampled negatives in its list (``m``; the sampled rank runs 1 .. m + 1).
-    correction
+    estimator
         ``"bv"`` (the bias-variance trade-off, default) or ``"cls"`` (least squares
         constrained non-increasing); see :mod:`polars_rankeval.sampling._correction`.
     gamma
@@ -232,7 +232,7 @@ def sampled_correction(
     >>> [round(v, 6) for v in table["value"]]  # minimal bias: 5/6 and -1/6
     [0.833333, -0.166667]
     """
-    correction, weight = check_correction(correction, gamma)
+    estimator, weight = check_correction(estimator, gamma)
     for name, value in (("n_items", n_items), ("n_negatives", n_negatives)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             msg = f"option {name}= must be an integer >= 1, got {value!r}"
@@ -241,5 +241,5 @@ def sampled_correction(
         msg = f"option n_negatives= ({n_negatives}) must be at most n_items - 1 ({n_items - 1})"
         raise InvalidOptionError(msg)
     curve = metric_by_rank(metric, n_items, {"convention": convention})
-    values = solve(curve, n_negatives, correction, weight)
+    values = solve(curve, n_negatives, estimator, weight)
     return pl.DataFrame({"sampled_rank": np.arange(1, n_negatives + 2), "value": values})

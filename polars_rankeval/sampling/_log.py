@@ -17,7 +17,7 @@ SEPARATOR = "|"
 
 
 def scored_inputs(
-    scores: object,
+    data: object,
     positives: object,
     *,
     by: list[str],
@@ -26,10 +26,10 @@ def scored_inputs(
     score: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The scores and positives, checked, with the positives' ids in the scores' dtypes."""
-    scored = read(scores, "scores")
-    require(scored, [*by, query, item, score], "scores")
+    scored = read(data, "data")
+    require(scored, [*by, query, item, score], "data")
     scored = scored.select(*by, query, item, score)
-    no_duplicates(scored, [*by, query, item], "scores")
+    no_duplicates(scored, [*by, query, item], "data")
     held = read(positives, "positives")
     require(held, [query, item], "positives")
     held = held.select(query, item)
@@ -63,7 +63,7 @@ def _attach_scores(
         shown = lacking.sort(keys).head(SHOWN).select(keys).rows()
         msg = (
             f"{lacking.height} sampled (system, query, item) row(s) have no score, e.g. "
-            f"({', '.join(keys)}) {shown}; the scores= table must score every positive and "
+            f"({', '.join(keys)}) {shown}; the data= table must score every positive and "
             "every stored negative for every system (a missing score is never read as a low one)"
         )
         raise ColumnValueError(msg)
@@ -71,7 +71,7 @@ def _attach_scores(
 
 
 def sampled_log(
-    scores: object,
+    data: object,
     positives: object,
     negatives: object,
     *,
@@ -84,7 +84,7 @@ def sampled_log(
 
     Parameters
     ----------
-    scores
+    data
         The systems' scores (``by`` columns, ``query``, ``item``, ``score``): a frame, a
         LazyFrame or a Parquet path. It must score every positive and every negative.
     positives
@@ -93,7 +93,7 @@ def sampled_log(
         :func:`sample_negatives`' output (``query``, ``item``; with a ``positive`` column, each
         (query, positive) is its own list).
     by
-        The column(s) naming the systems in ``scores``; each system gets every list.
+        The column(s) naming the systems in ``data``; each system gets every list.
     query, item, score
         The column names.
 
@@ -117,7 +117,7 @@ def sampled_log(
     [(1, 5, 0.9, 0), (1, 6, 0.5, 1), (1, 7, 0.7, 0)]
     """
     columns = by_columns(by)
-    scored, held = scored_inputs(scores, positives, by=columns, query=query, item=item, score=score)
+    scored, held = scored_inputs(data, positives, by=columns, query=query, item=item, score=score)
     drawn = read(negatives, "negatives")
     per_positive = POSITIVE in drawn.columns
     keys = [query, POSITIVE, item] if per_positive else [query, item]

@@ -25,7 +25,7 @@ NOT_FAMILIES = {"evaluate", "compare", "similarity", "metric"}
 # the functions above evaluate (logs another policy produced), not metric families
 NOT_FAMILIES |= {"off_policy", "slate_off_policy", "click_metrics", "interleaving"}
 # tables of group exposure and the sampled-ranking evaluation (their columns are families)
-NOT_FAMILIES |= {"group_exposure", "expected_exposure"}
+NOT_FAMILIES |= {"group_exposure", "expected_exposure", "explain"}
 #: Names in rke.metrics that are not one family's builder.
 NOT_BUILDERS = {"Metric", "iprec_at_recall_levels"}  # iprec_at_recall_levels: 11 metrics
 

@@ -67,7 +67,7 @@ def test_values_ranks_tau_and_correction_match_brute_force() -> None:
         ["recip_rank"],
         negatives=negatives,
         train=train,
-        correction="bv",
+        estimator="bv",
         gamma=0.5,
     )
     table = {(s, u, i): v for s, u, i, v in scores.rows()}
@@ -171,12 +171,12 @@ def test_refusals() -> None:
     negatives = sample_negatives(positives, catalog=ITEMS, n_negatives=3, train=train)
     with pytest.raises(InvalidOptionError, match="exactly one positive per list"):
         sampled_vs_full(
-            scores, positives, "hits@3", negatives=negatives, train=train, correction="bv"
+            scores, positives, "hits@3", negatives=negatives, train=train, estimator="bv"
         )
-    with pytest.raises(InvalidOptionError, match="needs correction='bv'"):
+    with pytest.raises(InvalidOptionError, match="needs estimator='bv'"):
         sampled_vs_full(scores, positives, "hits@3", negatives=negatives, gamma=0.1)
-    with pytest.raises(InvalidOptionError, match="correction="):
-        sampled_vs_full(scores, positives, "hits@3", negatives=negatives, correction="x")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="estimator="):
+        sampled_vs_full(scores, positives, "hits@3", negatives=negatives, estimator="x")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="metrics="):
         sampled_vs_full(scores, positives, [], negatives=negatives)
     leaked = pl.concat([train, positives.head(1)])

@@ -63,7 +63,7 @@ def test_bias_variance_matches_exact_fractions(
     full = [FULL[metric](r) for r in range(1, n_items + 1)]
     expected = ref.bias_variance(full, m, gamma)
     got = sampled_correction(
-        metric, n_items=n_items, n_negatives=m, correction="bv", gamma=float(gamma)
+        metric, n_items=n_items, n_negatives=m, estimator="bv", gamma=float(gamma)
     )
     assert got["sampled_rank"].to_list() == list(range(1, m + 2))
     assert got["value"].to_list() == pytest.approx([float(x) for x in expected], rel=1e-9, abs=1e-9)
@@ -87,7 +87,7 @@ def test_gamma_one_is_the_posterior_mean() -> None:
 def test_constrained_least_squares_matches_brute_force(metric: str, n_items: int, m: int) -> None:
     full = [FULL[metric](r) for r in range(1, n_items + 1)]
     expected = ref.constrained_least_squares(full, m)
-    got = sampled_correction(metric, n_items=n_items, n_negatives=m, correction="cls")
+    got = sampled_correction(metric, n_items=n_items, n_negatives=m, estimator="cls")
     values = got["value"].to_list()
     assert values == pytest.approx([float(x) for x in expected], abs=1e-7)
     assert all(a >= b - 1e-12 for a, b in itertools.pairwise(values))
@@ -120,7 +120,7 @@ def test_simulation_corrected_mean_tracks_the_full_metric() -> None:
     # expectation under sampling without replacement (hypergeometric, computed in plain
     # Python) within 4 standard errors (the pipeline is exact), and remove at least 80% of
     # the plain sampled metric's bias (0.43 here). Not all of it: with a uniform prior over
-    # full ranks the correction is biased for a recommender whose ranks are not uniform (the
+    # full ranks the estimator is biased for a recommender whose ranks are not uniform (the
     # paper: only not sampling removes the bias); here BV 0.1 is 0.06 off, CLS 0.04.
     n_items, m, seeds = 300, 30, 30
     rng = np.random.default_rng(0)
@@ -148,9 +148,9 @@ def test_simulation_corrected_mean_tracks_the_full_metric() -> None:
     plain_bias = per["hits@10"].mean() - truth  # type: ignore[operator]
     assert plain_bias > 0.4
     settings: tuple[tuple[Correction, float | None], ...] = (("bv", 0.1), ("cls", None))
-    for correction, gamma in settings:
+    for estimator, gamma in settings:
         table = sampled_correction(
-            "hits@10", n_items=n_items, n_negatives=m, correction=correction, gamma=gamma
+            "hits@10", n_items=n_items, n_negatives=m, estimator=estimator, gamma=gamma
         )["value"].to_list()
         credit = per.with_columns(pl.Series("credit", [table[r - 1] for r in sampled_rank]))
         by_seed = credit.group_by("seed").agg(pl.col("credit").mean())["credit"]
@@ -166,17 +166,17 @@ def test_simulation_corrected_mean_tracks_the_full_metric() -> None:
             )
             for r in ranks
         ) / len(ranks)
-        assert abs(mean - float(exact)) < 4 * error, correction  # type: ignore[operator]
-        assert abs(mean - truth) < 0.2 * plain_bias, correction  # type: ignore[operator]
+        assert abs(mean - float(exact)) < 4 * error, estimator  # type: ignore[operator]
+        assert abs(mean - truth) < 0.2 * plain_bias, estimator  # type: ignore[operator]
 
 
 def test_refusals() -> None:
-    with pytest.raises(InvalidOptionError, match="correction="):
-        sampled_correction("hits@10", n_items=100, n_negatives=10, correction="ls")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="estimator="):
+        sampled_correction("hits@10", n_items=100, n_negatives=10, estimator="ls")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match="gamma="):
         sampled_correction("hits@10", n_items=100, n_negatives=10, gamma=1.5)
     with pytest.raises(InvalidOptionError, match="gamma= belongs"):
-        sampled_correction("hits@10", n_items=100, n_negatives=10, correction="cls", gamma=0.1)
+        sampled_correction("hits@10", n_items=100, n_negatives=10, estimator="cls", gamma=0.1)
     with pytest.raises(InvalidOptionError, match="at most n_items - 1"):
         sampled_correction("hits@10", n_items=10, n_negatives=10)
     with pytest.raises(InvalidOptionError, match="n_negatives="):

@@ -129,7 +129,7 @@ def test_bad_input() -> None:
         sampled_log(scores, positives, pl.DataFrame({"query": [1], "item": [8]}))
     with pytest.raises(DuplicateItemError, match="negatives= table repeats"):
         sampled_log(scores, positives, pl.DataFrame({"query": [1, 1], "item": [5, 5]}))
-    with pytest.raises(DuplicateItemError, match="scores= table repeats"):
+    with pytest.raises(DuplicateItemError, match="data= table repeats"):
         sampled_log(
             pl.concat([scores, scores]), positives, pl.DataFrame({"query": [1], "item": [5]})
         )
