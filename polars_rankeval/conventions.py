@@ -279,10 +279,13 @@ CONVENTIONS: dict[str, Convention] = {
 CONVENTIONS["gdeval"] = Convention(
     # gdeval.pl (TREC Web track 2010-2014; ir_measures' ERR@k and nDCG(dcg='exp-log2')@k):
     # exponential gain over log2(rank + 1), ERR's stop probability (2^g - 1) / 2^4 with the
-    # maximum grade fixed at 4, both at a cutoff; ties by document id descending (trec_eval's)
+    # maximum grade fixed at 4, both at a cutoff; ties by document id descending (trec_eval's).
+    # Only topics with a positive judgment are scored and averaged (its %seen; topicDone
+    # skips the others): a topic judged without a relevant document is left out, not 0.
     "gdeval",
     families=frozenset({"ndcg", "err"}),
     metric_defaults={"ndcg": {"gain": "exp"}, "err": {"max_grade": 4}},
+    settings={"empty_queries": "drop"},
     cutoff_only=frozenset({"ndcg", "err"}),
 )
 

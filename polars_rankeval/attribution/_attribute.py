@@ -90,6 +90,8 @@ def evaluate_setup(
         # a table one side's metric reads and the other's does not is not unused
         warnings.simplefilter("ignore", UnusedTableWarning)
         summary = evaluate_frame(log, [request], **keywords)
+        # the same rows again, per query: its warnings were just given
+        warnings.simplefilter("ignore", RankEvalWarning)
         per_query = (
             evaluate_frame(log, [request], per_query=True, **keywords)
             if is_per_query(setup)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import polars as pl
@@ -122,11 +123,14 @@ def test_every_family_and_preset_matches_the_frame_path(convention: str, ties: s
         metrics = [metric for metric in metrics if metric not in NO_EXPECTED_TIES]
     assert metrics
     keys = ["system", "date"]
-    frame = rke.evaluate(log, metrics, by=keys, convention=convention, ties=ties)
-    grouped = log.group_by(keys).agg(
-        pl.col("relevance").rank_eval.metric(metric, convention=convention, ties=ties)
-        for metric in metrics
-    )
+    with warnings.catch_warnings():
+        # gdeval leaves out queries with nothing relevant and says so: the same on both paths
+        warnings.simplefilter("ignore", rke.EmptyQueriesWarning)
+        frame = rke.evaluate(log, metrics, by=keys, convention=convention, ties=ties)
+        grouped = log.group_by(keys).agg(
+            pl.col("relevance").rank_eval.metric(metric, convention=convention, ties=ties)
+            for metric in metrics
+        )
     assert frame.height > 0
     _assert_same(frame, grouped, keys)
 
