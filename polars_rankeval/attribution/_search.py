@@ -240,7 +240,9 @@ def _descend(start: Setup, presets: list[Setup], score: Callable[[Setup], Distan
 def _values_to_try(setup: Setup, name: str, presets: list[Setup]) -> list[Any]:
     """The other values of one setting: those its type allows and those the presets give it."""
     tried: list[Any] = []
-    for value in [*choices(setup.family, name), *(p.values.get(name) for p in presets)]:
+    # the lists cut at the metric's own cutoff (a tool that ranks only its top k)
+    own = [setup.k] if name == "depth" and setup.k is not None else []
+    for value in [*choices(setup.family, name), *own, *(p.values.get(name) for p in presets)]:
         if same(value, setup.values[name]) or any(same(value, seen) for seen in tried):
             continue
         tried.append(value)

@@ -88,7 +88,8 @@ def choices(family: str, setting: str) -> list[Any]:
     if setting == "score_precision":
         return [None, "float32", 4, 2]
     if setting == "relevance_level":
-        return [1, 2, 3]
+        # 0: every labelled row relevant (a rating-0 interaction counted as a hit)
+        return [1, 2, 3, 0]
     if setting == "depth":
         return [None]
     hints = _hints(family)

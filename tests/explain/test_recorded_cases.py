@@ -302,12 +302,6 @@ _NOT_FOUND = {
     # ranx's preset with relevance_level=2 differs from each start in two settings that only
     # move the mean together, and the mean alone does not point the way (the table does)
     ("ranx_29_gain_level", "b", "mean"): "relevance_level and gain_level: neither alone helps",
-    # every labelled row relevant: the search tries relevance_level 1, 2 and 3, never 0
-    ("recommenders_1749_binary_gain", "b", "mean"): "relevance_level=0 is never tried",
-    ("recommenders_1749_binary_gain", "b", "table"): "relevance_level=0 is never tried",
-    # the ideal from the top k: the search never varies depth (its only choice is None)
-    ("ranking_metrics_torch_1_ideal_from_top_k", "b", "mean"): "depth is never varied",
-    ("ranking_metrics_torch_1_ideal_from_top_k", "b", "table"): "depth is never varied",
 }
 
 
