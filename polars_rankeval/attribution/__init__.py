@@ -101,14 +101,17 @@ def explain(
     ... )
     >>> why = rke.explain(log, "ndcg@3", "trec_eval", "gdeval")
     >>> why.causes.select("setting", "a", "b", "effect").with_columns(pl.col("effect").round(4))
-    shape: (1, 4)
-    ┌─────────┬────────┬─────┬─────────┐
-    │ setting ┆ a      ┆ b   ┆ effect  │
-    │ ---     ┆ ---    ┆ --- ┆ ---     │
-    │ str     ┆ str    ┆ str ┆ f64     │
-    ╞═════════╪════════╪═════╪═════════╡
-    │ gain    ┆ linear ┆ exp ┆ -0.0434 │
-    └─────────┴────────┴─────┴─────────┘
+    shape: (2, 4)
+    ┌───────────────┬────────┬──────┬─────────┐
+    │ setting       ┆ a      ┆ b    ┆ effect  │
+    │ ---           ┆ ---    ┆ ---  ┆ ---     │
+    │ str           ┆ str    ┆ str  ┆ f64     │
+    ╞═══════════════╪════════╪══════╪═════════╡
+    │ gain          ┆ linear ┆ exp  ┆ -0.0434 │
+    │ empty_queries ┆ zero   ┆ drop ┆ 0.0     │
+    └───────────────┴────────┴──────┴─────────┘
+    >>> # gdeval's exponential gain lowers q1; both queries have a relevant item, so gdeval's
+    >>> # rule for queries without one (left out, not 0) moves nothing here
     """
     if b is None:
         msg = "explain: give the second side b= (a convention, a mapping of settings, or numbers)"
