@@ -9,7 +9,8 @@ result, and the process's peak RSS:
 * ``evaluate``: ``rke.evaluate(log, "ndcg@10")``, the unit;
 * ``explain trec_eval -> torchmetrics``: three settings differ (ties, unretrieved, unlabelled):
   the metric under 2^3 = 8 mixes, each evaluated for its mean and per query;
-* ``explain trec_eval -> gdeval``: one setting (gain): 2 mixes;
+* ``explain trec_eval -> gdeval``: two settings (gain, and empty_queries: gdeval.pl leaves out
+  topics with nothing relevant): 4 mixes;
 * ``explain a printed mean``: the search for the setup behind gdeval's mean, printed to 4
   decimals (presets, then changes of one or two settings), then the attribution.
 
