@@ -81,7 +81,7 @@ def _sampled_ranks(
 
 def _corrected(
     sampled: pl.DataFrame,
-    full: pl.DataFrame,
+    full: pl.LazyFrame,
     *,
     metrics: list[str],
     by: list[str],
@@ -92,7 +92,8 @@ def _corrected(
 ) -> pl.DataFrame:
     """Each system's corrected value: the mean over its lists of the sampled rank's credit."""
     lists = _sampled_ranks(sampled, by, query, convention).join(
-        full.group_by([*by, query]).len(name="_items"), on=[*by, query]
+        full.group_by([*by, query]).len(name="_items").collect(engine="streaming"),
+        on=[*by, query],
     )
     longest = int(lists["_items"].max())  # type: ignore[arg-type]
     shapes = lists.select("_items", "_negatives").unique().sort("_items", "_negatives").rows()
@@ -205,7 +206,8 @@ def sampled_vs_full(
     )
     options = {"by": systems, "query": query, "convention": convention}
     boards = {
-        "full": evaluate(full, names, **options),  # type: ignore[arg-type]
+        # lazy: evaluated in bounded passes over buckets of lists
+        "full": evaluate(full, names, **options).collect(),  # type: ignore[arg-type]
         "sampled": evaluate(sampled, names, **options),  # type: ignore[arg-type]
     }
     if estimator is not None:

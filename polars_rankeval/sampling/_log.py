@@ -190,17 +190,27 @@ def full_log(
     per_positive: bool,
     query: str,
     item: str,
-) -> pl.DataFrame:
+) -> pl.LazyFrame:
     """Each positive ranked among every scored item its user has not interacted with.
 
     ``per_positive``: one list per (query, positive), the query's other positives left out.
+    Lazy: with one list per positive the log holds positives x candidates rows per system, so
+    ``evaluate`` reads it in bounded passes (each over a bucket of lists) instead of holding
+    it whole.
     """
-    candidates = scored if seen is None else scored.join(seen, on=[query, item], how="anti")
+    candidates = scored.lazy()
+    if seen is not None:
+        candidates = candidates.join(seen.lazy(), on=[query, item], how="anti")
     labelled = candidates.join(
-        held.with_columns(pl.lit(1, dtype=pl.Int8).alias(RELEVANCE)), on=[query, item], how="left"
+        held.lazy().with_columns(pl.lit(1, dtype=pl.Int8).alias(RELEVANCE)),
+        on=[query, item],
+        how="left",
     ).with_columns(pl.col(RELEVANCE).fill_null(0))
     if not per_positive:
         return labelled
-    others = labelled.filter(pl.col(RELEVANCE) == 0).join(held.rename({item: POSITIVE}), on=query)
+    others = labelled.filter(pl.col(RELEVANCE) == 0).join(
+        held.lazy().rename({item: POSITIVE}), on=query
+    )
     own = labelled.filter(pl.col(RELEVANCE) == 1).with_columns(pl.col(item).alias(POSITIVE))
-    return pl.concat([own, others.select(own.columns)]).with_columns(list_id(query))
+    columns = own.collect_schema().names()
+    return pl.concat([own, others.select(columns)]).with_columns(list_id(query))
