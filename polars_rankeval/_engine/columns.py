@@ -62,6 +62,22 @@ def as_polars(data: object, option: str = "data") -> pl.DataFrame | pl.LazyFrame
     raise InvalidOptionError(msg)
 
 
+def by_list(by: object) -> list[str]:
+    """``by=`` as a list of column names (None: none; one name: a list of one).
+
+    >>> by_list(None), by_list("system"), by_list(("model", "date"))
+    ([], ['system'], ['model', 'date'])
+    """
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    if isinstance(by, (list, tuple)) and all(isinstance(b, str) for b in by):
+        return list(by)
+    msg = f"by must be a column name or a list of them, got {by!r}"
+    raise InvalidOptionError(msg)
+
+
 def make_columns(
     *,
     query: str,

@@ -149,7 +149,7 @@ def _scan_path(path: str | os.PathLike[str], option: str) -> pl.LazyFrame:
     raise InvalidOptionError(msg)
 
 
-def read_table(value: object, option: TableName) -> pl.LazyFrame:
+def read_table(value: object, option: str) -> pl.LazyFrame:
     """A table given as a frame, a pandas/Arrow table, a path or a list of paths, as a LazyFrame."""
     if isinstance(value, (str, os.PathLike)):
         return _scan_path(value, option)
@@ -185,17 +185,36 @@ def _key(
             raise ColumnNotFoundError(msg)
         shown = usual[0]
         table = table.rename({usual[0]: name})
-        schema = table.collect_schema()
-    dtype = schema[name]
-    if dtype == log_dtype:
+    against = f"the log's {role} column ({name!r})"
+    return align_key(table, name, log_dtype, option=option, against=against, shown=shown)
+
+
+def align_key(
+    table: pl.LazyFrame,
+    name: str,
+    dtype: pl.DataType,
+    *,
+    option: str,
+    against: str,
+    shown: str | None = None,
+) -> pl.LazyFrame:
+    """The key column ``name`` in ``dtype``, the reference table's, so joins match ids.
+
+    The one rule for every extra table: integers of another width are cast (strictly: an id
+    that does not fit fails when read), strings and categoricals meet, anything else is a
+    ``ColumnTypeError`` naming both dtypes (``against`` names the reference column, ``shown``
+    the table's own name for the key when it was renamed).
+    """
+    own = table.collect_schema()[name]
+    if own == dtype:
         return table
-    if dtype.is_integer() and log_dtype.is_integer():
-        return table.with_columns(pl.col(name).cast(log_dtype, strict=True))
-    if dtype in (pl.String, pl.Categorical) and log_dtype in (pl.String, pl.Categorical):
-        return table.with_columns(pl.col(name).cast(log_dtype))
+    if own.is_integer() and dtype.is_integer():
+        return table.with_columns(pl.col(name).cast(dtype, strict=True))
+    if own in (pl.String, pl.Categorical) and dtype in (pl.String, pl.Categorical):
+        return table.with_columns(pl.col(name).cast(dtype))
     msg = (
-        f"column {shown!r} of the {option}= table is {dtype} but the log's {role} column "
-        f"({name!r}) is {log_dtype}; cast one of them so the ids match"
+        f"column {shown or name!r} of the {option}= table is {own} but {against} is {dtype}; "
+        "cast one of them so the ids match"
     )
     raise ColumnTypeError(msg)
 

@@ -21,7 +21,12 @@ from polars_rankeval.attribution._attribute import Columns, attribute, differing
 from polars_rankeval.attribution._report import Explanation, causes_frame
 from polars_rankeval.attribution._search import Distance, Target, as_target, identify
 from polars_rankeval.attribution._setup import Setup, resolve
-from polars_rankeval.errors import ColumnNotFoundError, DuplicateItemError, InvalidOptionError
+from polars_rankeval.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateItemError,
+    InvalidOptionError,
+)
 
 __all__ = ["Explanation", "explain"]
 
@@ -137,6 +142,10 @@ def explain(
     if relevance not in frame.columns:
         msg = f"explain: no column {relevance!r} (relevance=) in data; its columns: "
         raise ColumnNotFoundError(msg + ", ".join(frame.columns))
+    if not frame.schema[score].is_numeric():
+        # score_precision= rounds scores before evaluate would check them
+        msg = f"explain: the score column {score!r} must be numeric, got {frame.schema[score]}"
+        raise ColumnTypeError(msg)
     target_a = as_target(a, metric, query, tolerance)
     target_b = as_target(b, metric, query, tolerance)
     try:

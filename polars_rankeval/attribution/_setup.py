@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankeval._engine.settings import _TREC_SETTINGS, resolve_settings
+from polars_rankeval._engine.settings import _TREC_SETTINGS, Settings, resolve_settings
 from polars_rankeval._names.families import FAMILIES, MetricRequest
 from polars_rankeval._names.registry import metric_request
 from polars_rankeval.conventions import CONVENTIONS, get_convention
@@ -94,15 +94,9 @@ def choices(family: str, setting: str) -> list[Any]:
         return [None]
     hints = _hints(family)
     if setting in EVALUATION_SETTINGS:
-        hints = typing.get_type_hints(_settings_type(), include_extras=False)
+        hints = typing.get_type_hints(Settings)
     hint = hints.get(setting)
     return _literal_values(hint) if hint is not None else []
-
-
-def _settings_type() -> type:
-    from polars_rankeval._engine.settings import Settings
-
-    return Settings
 
 
 def _hints(family: str) -> dict[str, Any]:

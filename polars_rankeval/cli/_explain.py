@@ -111,7 +111,12 @@ def _values_file(path: str, option: str, query: str, metric: str) -> pl.DataFram
         if query in table.columns:  # rank-eval's own per-query output ends with its mean
             table = table.filter(pl.col(query).cast(pl.String) != SUMMARY_QUERY)
         return table
-    lines = [line.split() for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        msg = f"{option} {path}: not UTF-8 text (trec_eval -q output), nor a .csv/.parquet table"
+        raise CliError(msg) from None
+    lines = [line.split() for line in text.splitlines()]
     rows = [fields for fields in lines if fields]
     if not rows or any(len(fields) != 3 for fields in rows):
         msg = (

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import polars as pl
 
+from polars_rankeval._engine.columns import by_list
 from polars_rankeval._engine.exact_sum import exact_sum
 from polars_rankeval.errors import InvalidOptionError
 from polars_rankeval.fairness._attention import with_attention
@@ -31,14 +32,6 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _ATTENTION = "__rke_fair_attention"
 _EXPOSURE = "__rke_fair_exposure"
-
-
-def _by(by: str | Sequence[str] | None) -> list[str]:
-    if by is None:
-        return []
-    if isinstance(by, str):
-        return [by]
-    return list(by)
 
 
 def group_exposure(
@@ -135,7 +128,7 @@ def group_exposure(
     if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0 < alpha < 1:
         msg = f"option alpha= must be a float between 0 and 1, got {alpha!r}"
         raise InvalidOptionError(msg)
-    keys: list[str] = [*_by(by), query]
+    keys: list[str] = [*by_list(by), query]
     if "rank" in keys and isinstance(attention, pl.Expr):
         msg = "a by= or query= column named 'rank' hides the rank an attention= expression reads"
         raise InvalidOptionError(msg)
@@ -145,7 +138,7 @@ def group_exposure(
         groups,
         group_target=group_target,
         sample=sample,
-        by=_by(by),
+        by=by_list(by),
         dimension=dimension,
         relevance_level=relevance_level,
         query=query,
@@ -187,7 +180,7 @@ def group_exposure(
         out = table.sort([*keys, "group"], nulls_last=True)
         return out.collect() if eager else out  # type: ignore[return-value]
     z = NormalDist().inv_cdf(1 - alpha / 2)
-    systems: list[str] = _by(by)
+    systems: list[str] = by_list(by)
     n_queries = pl.len().alias("n_queries")
     summary = table.group_by([*systems, "group"]).agg(
         n_queries,
@@ -306,7 +299,7 @@ def expected_exposure(
     if not isinstance(per_query, bool):
         msg = f"option per_query= must be True or False, got {per_query!r}"
         raise InvalidOptionError(msg)
-    systems: list[str] = _by(by)
+    systems: list[str] = by_list(by)
     eager = not isinstance(data, pl.LazyFrame)  # pandas/Arrow in: a DataFrame out
     fair = fair_input(
         data,

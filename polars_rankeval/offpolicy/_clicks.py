@@ -44,6 +44,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankeval._engine.columns import by_list
 from polars_rankeval._engine.context import trec_key
 from polars_rankeval._engine.evaluate import Engine
 from polars_rankeval._engine.options import check_choice
@@ -60,7 +61,6 @@ from polars_rankeval.offpolicy._examination import (
     PREFIX,
     Examination,
     attach_examination,
-    by_list,
     check_position_and_click,
     examination_from_randomized,
     power_law_examination,

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from polars_rankeval._engine.columns import by_list
 from polars_rankeval._engine.tables import refuse_rows
 from polars_rankeval.errors import (
     ColumnNotFoundError,
@@ -52,17 +53,6 @@ def power_law_examination(eta: float, *, position: str = "position") -> pl.Expr:
         msg = f"eta of power_law_examination must be >= 0 (lower positions seen less), got {eta}"
         raise InvalidOptionError(msg)
     return ((1.0 / pl.col(position).cast(pl.Float64)) ** float(eta)).alias("examination")
-
-
-def by_list(by: object) -> list[str]:
-    if by is None:
-        return []
-    if isinstance(by, str):
-        return [by]
-    if isinstance(by, (list, tuple)) and all(isinstance(b, str) for b in by):
-        return list(by)
-    msg = f"by must be a column name or a list of them, got {by!r}"
-    raise InvalidOptionError(msg)
 
 
 def require(schema: pl.Schema, columns: Sequence[tuple[str, object]]) -> None:

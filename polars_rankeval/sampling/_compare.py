@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from polars_rankeval._engine.columns import by_list
 from polars_rankeval._engine.evaluate import evaluate
 from polars_rankeval._engine.vocabulary import METRIC
 from polars_rankeval.agreement.correlation import Method, rank_correlation
@@ -19,7 +20,7 @@ from polars_rankeval.sampling._correction import (
     metric_by_rank,
     solve,
 )
-from polars_rankeval.sampling._frames import SHOWN, align, by_columns, read, require
+from polars_rankeval.sampling._frames import SHOWN, align, read, require
 from polars_rankeval.sampling._log import RELEVANCE, full_log, sampled_log, scored_inputs
 from polars_rankeval.sampling._negatives import POSITIVE
 
@@ -234,7 +235,7 @@ def _options(
     if not names:
         msg = "option metrics= must name at least one metric"
         raise InvalidOptionError(msg)
-    systems = by_columns(by)
+    systems = by_list(by)
     if not systems:
         msg = "option by= must name the column(s) of the systems to compare"
         raise InvalidOptionError(msg)

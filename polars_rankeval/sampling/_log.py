@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_rankeval._engine.columns import by_list
 from polars_rankeval.errors import ColumnValueError
-from polars_rankeval.sampling._frames import SHOWN, align, by_columns, no_duplicates, read, require
+from polars_rankeval.sampling._frames import SHOWN, align, no_duplicates, read, require
 from polars_rankeval.sampling._negatives import POSITIVE
 
 #: The relevance column of the logs built here (1: a positive, 0: a negative).
@@ -116,7 +117,7 @@ def sampled_log(
     >>> sampled_log(scores, positives, negatives).rows()
     [(1, 5, 0.9, 0), (1, 6, 0.5, 1), (1, 7, 0.7, 0)]
     """
-    columns = by_columns(by)
+    columns = by_list(by)
     scored, held = scored_inputs(data, positives, by=columns, query=query, item=item, score=score)
     drawn = read(negatives, "negatives")
     per_positive = POSITIVE in drawn.columns

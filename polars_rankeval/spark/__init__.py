@@ -308,7 +308,7 @@ def _driver_table(value: object, option: str) -> pl.DataFrame | None:
             table = pl.from_pandas(spark_frame.toPandas())
         assert isinstance(table, pl.DataFrame)
         return table
-    return read_table(value, option).collect()  # type: ignore[arg-type]
+    return read_table(value, option).collect()
 
 
 def _finished_on_driver(

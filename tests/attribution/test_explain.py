@@ -256,6 +256,13 @@ def test_the_report_reads_in_one_screen() -> None:
             "'qid'",
         ),
         (
+            lambda: rke.explain(
+                LOG.with_columns(pl.col("score").cast(pl.String)), "ndcg@5", "trec_eval", 0.5
+            ),
+            rke.ColumnTypeError,
+            "must be numeric",
+        ),
+        (
             lambda: rke.explain(LOG, "ndcg@5,10", "trec_eval", "gdeval"),
             rke.InvalidOptionError,
             "names 2 metrics",

@@ -103,6 +103,11 @@ def test_an_output_file_never_replaces_an_input(
     assert code == 2
     assert err.startswith("rank-eval: error: ")
     assert log.read_bytes() == before
+    binary = tmp_path / "theirs.txt"
+    binary.write_bytes(b"\xff\xfe\x00ndcg")
+    code, _, err = run(capsys, log, "-m", "ndcg@5", "--a", "trec_eval", "--b", binary)
+    assert code == 2
+    assert "not UTF-8" in err
     out = tmp_path / "why.txt"
     code, _, _ = run(capsys, log, "-m", "ndcg@5", "--a", "trec_eval", "--b", "gdeval", "-o", out)
     assert code == 0
